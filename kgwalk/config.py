@@ -1,0 +1,212 @@
+"""The typed config tree: YAML in, dataclasses out, with `section.key=value` overrides.
+
+Unknown keys and wrong types are errors that name the key, so a typo never passes silently.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kgwalk.errors import KgwalkError
+
+DEFAULT_CONF = Path(__file__).resolve().parent.parent / "conf" / "local.yaml"
+
+
+@dataclass
+class KgConf:
+    path: str | None = None
+    format: str = "auto"  # auto | pipe | tsv | csv | nt | parquet
+
+
+@dataclass
+class IngestConf:
+    max_label_length: int = 1000
+
+
+@dataclass
+class SparkConf:
+    master: str = "local[*]"
+    app_name: str = "kgwalk"
+    partitions: int = 0  # root partitions for the walk job; 0 = 2 x default parallelism
+    settings: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class RandomWalkConf:
+    walks_per_root: int = 60
+    length: int = 3
+
+
+@dataclass
+class WalksConf:
+    kinds: list[str] = field(default_factory=lambda: ["bfs"])
+    direction: str = "both"  # out | in | both
+    depth: int = 3
+    hub_degree: int | None = 50
+    max_per_signature: int | None = 4
+    max_per_root: int | None = None
+    seed: int = 42
+    roots_per_batch: int = 1024
+    random: RandomWalkConf = field(default_factory=RandomWalkConf)
+
+
+@dataclass
+class VerbalizeConf:
+    verbalizer: str = "template"
+    batch_size: int = 8192
+    # relation label -> [forward phrase, inverse phrase]
+    phrases: dict[str, list[str]] = field(default_factory=dict)
+
+
+@dataclass
+class EmbedConf:
+    model: str = "all-MiniLM-L6-v2"
+    batch_size: int = 256
+    actors: int = 0  # 0 = one less than the CPUs Ray sees (at least 1)
+    threads_per_actor: int = 0  # 0 = CPUs / actors
+    device: str = "cpu"
+
+
+@dataclass
+class IndexConf:
+    backend: str = "edge"  # edge (in-process Qdrant) | server (Qdrant via qdrant-client)
+    url: str | None = None  # server backend: http://host:6333, or ":memory:" / a path for local mode
+    api_key_env: str = "QDRANT_API_KEY"
+    hnsw_m: int = 16
+    upsert_batch: int = 2048
+
+
+@dataclass
+class QueryConf:
+    k_nodes: int = 3
+    k_walks: int = 3
+
+
+@dataclass
+class RayConf:
+    address: str | None = None  # None = start a local Ray
+    num_cpus: int | None = None
+
+
+@dataclass
+class Config:
+    name: str = "kg"
+    warehouse: str = "warehouse"
+    kg: KgConf = field(default_factory=KgConf)
+    ingest: IngestConf = field(default_factory=IngestConf)
+    spark: SparkConf = field(default_factory=SparkConf)
+    walks: WalksConf = field(default_factory=WalksConf)
+    verbalize: VerbalizeConf = field(default_factory=VerbalizeConf)
+    embed: EmbedConf = field(default_factory=EmbedConf)
+    index: IndexConf = field(default_factory=IndexConf)
+    query: QueryConf = field(default_factory=QueryConf)
+    ray: RayConf = field(default_factory=RayConf)
+
+    @property
+    def root(self) -> Path:
+        """The folder holding this KG's Delta tables and its embedded Qdrant shards."""
+        return Path(self.warehouse) / self.name
+
+    def table(self, name: str) -> str:
+        return str(self.root / name)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def _check(value: Any, tp: Any, key: str) -> Any:
+    """Coerce/validate one value against a type annotation; raise naming the key."""
+    origin = typing.get_origin(tp)
+    if dataclasses.is_dataclass(tp):
+        if not isinstance(value, dict):
+            raise KgwalkError(f"config: '{key}' must be a mapping, got {type(value).__name__}")
+        return _build(tp, value, key + ".")
+    if origin in (typing.Union, types.UnionType):
+        args = typing.get_args(tp)
+        if value is None and type(None) in args:
+            return None
+        errors = []
+        for a in args:
+            if a is type(None):
+                continue
+            try:
+                return _check(value, a, key)
+            except KgwalkError as e:
+                errors.append(str(e))
+        raise errors[0] if errors else KgwalkError(f"config: bad value for '{key}'")
+    if origin is list:
+        if not isinstance(value, list):
+            raise KgwalkError(f"config: '{key}' must be a list, got {value!r}")
+        (item,) = typing.get_args(tp)
+        return [_check(v, item, f"{key}[{i}]") for i, v in enumerate(value)]
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise KgwalkError(f"config: '{key}' must be a mapping, got {value!r}")
+        _, vt = typing.get_args(tp)
+        return {str(k): _check(v, vt, f"{key}.{k}") for k, v in value.items()}
+    if tp is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if tp is str and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    if not isinstance(value, tp) or (tp is int and isinstance(value, bool)):
+        raise KgwalkError(f"config: '{key}' must be {tp.__name__}, got {value!r}")
+    return value
+
+
+def _build(cls: type, data: dict[str, Any], prefix: str = "") -> Any:
+    hints = typing.get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - names)
+    if unknown:
+        raise KgwalkError(
+            f"config: unknown key '{prefix}{unknown[0]}' (known: {', '.join(sorted(names))})"
+        )
+    return cls(**{k: _check(v, hints[k], prefix + k) for k, v in data.items()})
+
+
+def _set_path(data: dict[str, Any], dotted: str, value: Any) -> None:
+    parts = dotted.split(".")
+    node = data
+    for p in parts[:-1]:
+        node = node.setdefault(p, {})
+        if not isinstance(node, dict):
+            raise KgwalkError(f"config: cannot set '{dotted}': '{p}' is not a section")
+    node[parts[-1]] = value
+
+
+def load_config(
+    path: str | Path | None = None,
+    overrides: list[str] | None = None,
+    **values: Any,
+) -> Config:
+    """Load YAML (default conf/local.yaml), apply `a.b=c` overrides, then keyword values.
+
+    Keyword values whose value is None are ignored, so CLI flags left unset keep conf's default.
+    """
+    conf_path = Path(path) if path else DEFAULT_CONF
+    data: dict[str, Any] = {}
+    if path or conf_path.exists():
+        if not conf_path.exists():
+            raise KgwalkError(f"config: file not found: {conf_path}")
+        try:
+            data = yaml.safe_load(conf_path.read_text()) or {}
+        except yaml.YAMLError as e:
+            raise KgwalkError(f"config: {conf_path} is not valid YAML: {str(e).splitlines()[0]}") from None
+        if not isinstance(data, dict):
+            raise KgwalkError(f"config: {conf_path} must hold a mapping at top level")
+    for item in overrides or []:
+        if "=" not in item:
+            raise KgwalkError(f"config: override '{item}' must look like section.key=value")
+        key, raw = item.split("=", 1)
+        _set_path(data, key.strip(), yaml.safe_load(raw))
+    for key, value in values.items():
+        if value is not None:
+            _set_path(data, key, value)
+    return _build(Config, data)

@@ -1,0 +1,55 @@
+"""Delta tables through delta-rs (the `deltalake` package): the warehouse every stage reads and writes.
+
+Spark jobs use delta-spark instead when its JVM classes are on the classpath (see kgwalk.spark);
+both speak the same table format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import pyarrow as pa
+from deltalake import DeltaTable, write_deltalake
+
+from kgwalk.errors import KgwalkError
+
+
+def table_exists(path: str | Path) -> bool:
+    return DeltaTable.is_deltatable(str(path))
+
+
+def open_table(path: str | Path, what: str = "") -> DeltaTable:
+    if not table_exists(path):
+        hint = f" (run `kgwalk {what}` first)" if what else ""
+        raise KgwalkError(f"no Delta table at {path}{hint}")
+    return DeltaTable(str(path))
+
+
+def read_table(path: str | Path, columns: list[str] | None = None, what: str = "") -> pa.Table:
+    """The table's current version as Arrow."""
+    return open_table(path, what).to_pyarrow_table(columns=columns)
+
+
+def write_table(
+    path: str | Path,
+    data: pa.Table | pa.RecordBatchReader | Iterable[pa.RecordBatch],
+    schema: pa.Schema | None = None,
+    mode: str = "overwrite",
+) -> int:
+    """Write Arrow data as a new Delta version (overwrite by default); returns the version written.
+
+    Batches stream straight into the table, so a stage never has to hold its whole output.
+    """
+    if not isinstance(data, (pa.Table, pa.RecordBatchReader)):
+        if schema is None:
+            raise ValueError("schema is required when writing an iterable of batches")
+        data = pa.RecordBatchReader.from_batches(schema, iter(data))
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    write_deltalake(str(path), data, mode=mode, schema_mode="overwrite" if mode == "overwrite" else None)
+    return DeltaTable(str(path)).version()
+
+
+def current_files(path: str | Path) -> list[str]:
+    """URIs of the Parquet files of the current version: never list the folder, it holds removed files."""
+    return open_table(path).file_uris()

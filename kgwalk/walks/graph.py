@@ -1,0 +1,96 @@
+"""The compact CSR graph every walker runs on, plus the counter-based hash they share.
+
+Each node's adjacency is sorted canonically by (relation id, direction, neighbour id), so the
+choices walkers make depend only on the graph, never on input order or partitioning.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+
+
+def mix64(x: np.ndarray) -> np.ndarray:
+    """splitmix64 finalizer over a uint64 array (wrapping arithmetic is intended)."""
+    with np.errstate(over="ignore"):
+        z = x + _GOLDEN
+        z = (z ^ (z >> np.uint64(30))) * _M1
+        z = (z ^ (z >> np.uint64(27))) * _M2
+        return z ^ (z >> np.uint64(31))
+
+
+def fold64(h: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Fold a column of int64/uint64 values into running hashes."""
+    return mix64(h ^ values.astype(np.int64).view(np.uint64))
+
+
+@dataclass
+class Graph:
+    """CSR adjacency in one traversal direction over node indices 0..N-1.
+
+    node_ids are the entities' int64 ids, sorted, so index order is id order.
+    Entry e of node u: neighbour nbr[e], relation index rel[e], inverse[e] True for a backward step.
+    """
+
+    node_ids: np.ndarray
+    node_labels: pa.Array
+    rel_ids: np.ndarray
+    rel_labels: pa.Array
+    indptr: np.ndarray
+    nbr: np.ndarray
+    rel: np.ndarray
+    inverse: np.ndarray
+
+    @property
+    def num_nodes(self) -> int:
+        return len(self.node_ids)
+
+    @property
+    def degree(self) -> np.ndarray:
+        return np.diff(self.indptr)
+
+    def index_of(self, ids: np.ndarray) -> np.ndarray:
+        """Node indices of entity ids (all must exist)."""
+        idx = np.searchsorted(self.node_ids, ids)
+        if idx.size and (idx.max(initial=0) >= self.num_nodes or not np.array_equal(self.node_ids[idx], ids)):
+            raise KeyError("some ids are not nodes of this graph")
+        return idx
+
+    @classmethod
+    def from_arrow(cls, edges: pa.Table, entities: pa.Table, relations: pa.Table, direction: str) -> "Graph":
+        """Build from the canonical tables (edges(src, rel, dst), entities(id, label), relations(id, label))."""
+        ent = entities.select(["id", "label"]).sort_by("id")
+        rel_t = relations.select(["id", "label"]).sort_by("id")
+        node_ids = ent.column("id").to_numpy()
+        rel_ids = rel_t.column("id").to_numpy()
+        src = np.searchsorted(node_ids, edges.column("src").to_numpy())
+        dst = np.searchsorted(node_ids, edges.column("dst").to_numpy())
+        rel = np.searchsorted(rel_ids, edges.column("rel").to_numpy()).astype(np.int32)
+        parts = []
+        if direction in ("out", "both"):
+            parts.append((src, dst, rel, np.zeros(len(src), bool)))
+        if direction in ("in", "both"):
+            # Under `both` a self-loop is one fact: keep its forward entry only.
+            keep = src != dst if direction == "both" else slice(None)
+            parts.append((dst[keep], src[keep], rel[keep], np.ones(len(dst[keep]), bool)))
+        u, v, r, inv = (np.concatenate(x) for x in zip(*parts))
+        order = np.lexsort((v, inv, r, u))  # canonical: by node, then relation, direction, neighbour
+        u, v, r, inv = u[order], v[order], r[order], inv[order]
+        indptr = np.zeros(len(node_ids) + 1, np.int64)
+        np.cumsum(np.bincount(u, minlength=len(node_ids)), out=indptr[1:])
+        return cls(
+            node_ids=node_ids,
+            node_labels=ent.column("label").combine_chunks(),
+            rel_ids=rel_ids,
+            rel_labels=rel_t.column("label").combine_chunks(),
+            indptr=indptr,
+            nbr=v.astype(np.int64),
+            rel=r,
+            inverse=inv,
+        )

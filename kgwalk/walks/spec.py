@@ -1,0 +1,64 @@
+"""WalkSpec: everything that determines a walk table, so equal specs give equal tables."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kgwalk.errors import KgwalkError
+
+DIRECTIONS = ("out", "in", "both")
+KINDS = ("bfs", "random")
+
+
+@dataclass(frozen=True)
+class WalkSpec:
+    """How walks are generated from every root.
+
+    direction: `out` follows edges head->tail (the paper); `in` only backwards; `both` either way,
+        recording a backward step as the inverse relation.
+    depth: BFS depth d (max shortest-path distance); also bounds the hub rule's reach.
+    hub_degree: a walk may end at a node with more adjacency entries than this, never pass through
+        it (the root itself always expands). None disables the rule.
+    max_per_signature: BFS keeps at most this many walks per (root, relation-path signature),
+        the first in canonical order. None disables the cap.
+    max_per_root: at most this many walks per root and kind, shortest first. None disables it.
+    walks_per_root, length: random walks (n_w and l of Eq. 1), deduplicated per root with a count.
+    """
+
+    kinds: tuple[str, ...] = ("bfs",)
+    direction: str = "both"
+    depth: int = 3
+    hub_degree: int | None = 50
+    max_per_signature: int | None = 4
+    max_per_root: int | None = None
+    seed: int = 42
+    walks_per_root: int = 60
+    length: int = 3
+
+    def __post_init__(self) -> None:
+        if self.direction not in DIRECTIONS:
+            raise KgwalkError(f"walks.direction must be one of {DIRECTIONS}, got {self.direction!r}")
+        bad = [k for k in self.kinds if k not in KINDS]
+        if bad or not self.kinds:
+            raise KgwalkError(f"walks.kinds must be a non-empty subset of {KINDS}, got {list(self.kinds)}")
+        for name in ("depth", "walks_per_root", "length"):
+            if getattr(self, name) < 1:
+                raise KgwalkError(f"walks.{name} must be >= 1, got {getattr(self, name)}")
+        for name in ("hub_degree", "max_per_signature", "max_per_root"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise KgwalkError(f"walks.{name} must be >= 1 or null, got {value}")
+
+    @classmethod
+    def from_conf(cls, conf: "WalksConf") -> "WalkSpec":  # noqa: F821 - avoid importing config here
+        return cls(
+            kinds=tuple(conf.kinds),
+            direction=conf.direction,
+            depth=conf.depth,
+            hub_degree=conf.hub_degree,
+            max_per_signature=conf.max_per_signature,
+            max_per_root=conf.max_per_root,
+            seed=conf.seed,
+            walks_per_root=conf.random.walks_per_root,
+            length=conf.random.length,
+        )
