@@ -19,8 +19,9 @@ class WalkSpec:
     depth: BFS depth d (max shortest-path distance); also bounds the hub rule's reach.
     hub_degree: a walk may end at a node with more adjacency entries than this, never pass through
         it (the root itself always expands). None disables the rule.
-    max_per_signature: BFS keeps at most this many walks per (root, relation-path signature),
-        the first in canonical order. None disables the cap.
+    max_per_signature: BFS keeps at most this many walks of 2+ steps per (root, relation-path
+        signature), the first in canonical order; 1-step walks (the root's own facts) are all
+        kept. None disables the cap.
     max_per_root: at most this many walks per root and kind, shortest first. None disables it.
     walks_per_root, length: random walks (n_w and l of Eq. 1), deduplicated per root with a count.
     """

@@ -102,7 +102,7 @@ class BFSWalker(Walker):
             root_pos = root_pos[p]
             visited = np.union1d(visited, keys[chosen])
             keep = np.ones(len(chosen), bool)
-            if spec.max_per_signature is not None:
+            if spec.max_per_signature is not None and t >= 2:  # a root's own facts are never capped
                 signature = np.column_stack([root_pos, rels, inverse])
                 _, group = np.unique(signature, axis=0, return_inverse=True)
                 keep = rank_within_groups(group.ravel()) < spec.max_per_signature

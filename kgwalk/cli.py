@@ -1,0 +1,106 @@
+"""`kgwalk`: one subcommand per stage, `build` for all of them, and `query`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from kgwalk.config import Config, load_config
+from kgwalk.errors import KgwalkError
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--conf", help="YAML config (default: conf/local.yaml)")
+    p.add_argument("--name", help="KG name: table folder and collection prefix (conf: name)")
+    p.add_argument("--warehouse", help="folder of Delta tables and the embedded index (conf: warehouse)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override any config key, e.g. --set walks.depth=2 (repeatable)")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kgwalk", description="Walk&Retrieve corpus builder")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, help_text in [
+        ("build", "all stages: ingest, walks, verbalize, embed, index"),
+        ("ingest", "read a KG file into Delta tables (entities, relations, edges, rejected)"),
+    ]:
+        p = sub.add_parser(name, help=help_text)
+        _common(p)
+        p.add_argument("--kg", help="KG file (conf: kg.path)")
+        p.add_argument("--format", help="pipe | tsv | csv | nt | parquet (default: by suffix)")
+    for name, help_text in [
+        ("walks", "Spark job: BFS and random walks from every entity -> Delta `walks`"),
+        ("verbalize", "Ray pipeline: one sentence per walk -> Delta `texts`"),
+        ("embed", "Ray actor pool: sentence vectors -> Delta `vectors`"),
+        ("index", "walk and node vectors -> Qdrant"),
+    ]:
+        _common(sub.add_parser(name, help=help_text))
+    q = sub.add_parser("query", help="top-k nodes, then top-k walks of each (Eq. 3)")
+    _common(q)
+    q.add_argument("question")
+    q.add_argument("--k-nodes", type=int, help="nodes to retrieve (conf: query.k_nodes)")
+    q.add_argument("--k-walks", type=int, help="walks per node (conf: query.k_walks)")
+    q.add_argument("--json", action="store_true", help="print JSON for programs")
+    return parser
+
+
+def config_from_args(args: argparse.Namespace) -> Config:
+    values = {"name": args.name, "warehouse": args.warehouse}
+    if getattr(args, "kg", None):
+        values["kg.path"] = args.kg
+    if getattr(args, "format", None):
+        values["kg.format"] = args.format
+    return load_config(args.conf, args.overrides, **values)
+
+
+def _print_hits(hits) -> None:
+    for i, node in enumerate(hits, 1):
+        print(f"{i}. {node.label}  (node score {node.score:.3f})")
+        for walk in node.walks:
+            print(f"   {walk.score:.3f}  [{walk.kind}] {walk.text}")
+            print("          " + "  ".join(f"({h} | {r} | {t})" for h, r, t in walk.triples))
+
+
+def run(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    cfg = config_from_args(args)
+    from kgwalk import stages
+
+    if args.command == "query":
+        from kgwalk.query.retriever import Retriever, hits_to_json
+
+        retriever = Retriever(cfg)
+        hits = retriever.retrieve(args.question, args.k_nodes, args.k_walks)
+        retriever.close()
+        if args.json:
+            print(json.dumps({"question": args.question, "nodes": hits_to_json(hits)}, ensure_ascii=False))
+        else:
+            _print_hits(hits)
+        return 0
+    runner = {
+        "build": stages.run_build,
+        "ingest": stages.run_ingest,
+        "walks": stages.run_walks,
+        "verbalize": stages.run_verbalize,
+        "embed": stages.run_embed,
+        "index": stages.run_index,
+    }[args.command]
+    runner(cfg)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> None:
+    try:
+        code = run(argv)
+    except KgwalkError as e:
+        print(f"kgwalk: error: {e}", file=sys.stderr)
+        code = 2
+    except KeyboardInterrupt:
+        print("kgwalk: interrupted", file=sys.stderr)
+        code = 130
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,59 @@
+"""The embed stage: a Ray Data actor pool embeds walk texts -> `vectors` (Delta)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from kgwalk.config import Config
+from kgwalk.embed.model import make_embedder
+from kgwalk.ray_runtime import cluster_cpus, init_ray, pool_size, write_dataset
+from kgwalk.storage import current_files
+
+VECTORS_SCHEMA = pa.schema([("walk_id", pa.int64()), ("vector", pa.list_(pa.float32()))])
+
+
+def vectors_to_arrow(vectors: np.ndarray) -> pa.ListArray:
+    flat = pa.array(np.ascontiguousarray(vectors, np.float32).ravel())
+    offsets = pa.array(np.arange(0, vectors.size + 1, vectors.shape[1], dtype=np.int32))
+    return pa.ListArray.from_arrays(offsets, flat)
+
+
+def arrow_to_vectors(column: pa.ChunkedArray | pa.ListArray) -> np.ndarray:
+    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if len(arr) == 0:
+        return np.empty((0, 0), np.float32)
+    values = arr.flatten().to_numpy(zero_copy_only=False)
+    return values.reshape(len(arr), -1).astype(np.float32, copy=False)
+
+
+class _EmbedActor:
+    def __init__(self, model: str, device: str, threads: int, batch_size: int) -> None:
+        self.embedder = make_embedder(model, device, threads, batch_size)
+
+    def __call__(self, batch: pa.Table) -> pa.Table:
+        vectors = self.embedder.encode(batch["text"].to_pylist())
+        return pa.table({"walk_id": batch["walk_id"], "vector": vectors_to_arrow(vectors)}, schema=VECTORS_SCHEMA)
+
+
+def embed_texts(cfg: Config) -> int:
+    """Embed every walk text; returns the number of vectors written."""
+    ray = init_ray(cfg.ray)
+    actors = pool_size(cfg.embed.actors)
+    threads = cfg.embed.threads_per_actor or max(1, cluster_cpus() // actors)
+    ds = ray.data.read_parquet(current_files(cfg.table("texts")), columns=["walk_id", "text"])
+    ds = ds.map_batches(
+        _EmbedActor,
+        fn_constructor_kwargs={
+            "model": cfg.embed.model,
+            "device": cfg.embed.device,
+            "threads": threads,
+            "batch_size": cfg.embed.batch_size,
+        },
+        batch_format="pyarrow",
+        batch_size=cfg.embed.batch_size * 8,
+        concurrency=actors,
+        num_cpus=1,
+        num_gpus=1 if cfg.embed.device.startswith("cuda") else 0,
+    )
+    return write_dataset(ds, cfg.table("vectors"), VECTORS_SCHEMA)

@@ -1,0 +1,5 @@
+"""Vector stores (Qdrant in-process or server) behind one small interface, and the index build."""
+
+from kgwalk.index.store import Hit, VectorStore, open_store
+
+__all__ = ["Hit", "VectorStore", "open_store"]

@@ -1,0 +1,82 @@
+"""The index stage: walk vectors + payloads into `<name>_walks`, node vectors (normalized mean of
+each root's walk vectors) into `<name>_nodes`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+from tqdm import tqdm
+
+from kgwalk.config import Config
+from kgwalk.embed.pipeline import arrow_to_vectors
+from kgwalk.errors import KgwalkError
+from kgwalk.index.store import collection_names, open_store
+from kgwalk.storage import open_table, read_table
+
+_PAYLOAD_COLUMNS = ["walk_id", "root", "kind", "count", "nodes", "node_labels", "rel_labels", "inverse"]
+
+
+@dataclass
+class IndexResult:
+    walks: int
+    nodes: int
+    entities_without_walks: int
+
+
+def build_index(cfg: Config, progress: bool = True) -> IndexResult:
+    walks = read_table(cfg.table("walks"), _PAYLOAD_COLUMNS, what="walks").sort_by("walk_id")
+    texts = read_table(cfg.table("texts"), ["walk_id", "text"], what="verbalize").sort_by("walk_id")
+    if not walks.column("walk_id").equals(texts.column("walk_id")):
+        raise KgwalkError(f"texts ({texts.num_rows:,}) do not match walks ({walks.num_rows:,}): rerun `kgwalk verbalize`")
+    meta = walks.append_column("text", texts.column("text"))
+    vectors = open_table(cfg.table("vectors"), what="embed").to_pyarrow_dataset()
+    if vectors.count_rows() != walks.num_rows:
+        raise KgwalkError(f"vectors cover {vectors.count_rows():,} of {walks.num_rows:,} walks: rerun `kgwalk embed`")
+    entities = read_table(cfg.table("entities"), ["id", "label"], what="ingest").sort_by("id")
+    entity_ids = entities.column("id").to_numpy()
+    meta_ids = meta.column("walk_id").to_numpy()
+
+    store = open_store(cfg)
+    nodes_c, walks_c = collection_names(cfg)
+    sums: np.ndarray | None = None
+    walk_counts = np.zeros(len(entity_ids), np.int64)
+    step = cfg.index.upsert_batch
+    bar = tqdm(total=walks.num_rows, desc="index walks", unit="walk", disable=not progress)
+    for batch in vectors.to_batches(batch_size=step):
+        ids = batch.column("walk_id").to_numpy()
+        vecs = arrow_to_vectors(batch.column("vector"))
+        rows = np.searchsorted(meta_ids, ids)
+        if sums is None:
+            dim = vecs.shape[1]
+            sums = np.zeros((len(entity_ids), dim), np.float64)
+            store.create(walks_c, dim, graph=False, hnsw_m=cfg.index.hnsw_m)
+        part = meta.take(pa.array(rows))
+        root_pos = np.searchsorted(entity_ids, part.column("root").to_numpy())
+        np.add.at(sums, root_pos, vecs)
+        walk_counts += np.bincount(root_pos, minlength=len(entity_ids))
+        store.upsert(walks_c, ids, vecs, part.to_pylist())
+        bar.update(len(ids))
+    bar.close()
+    if sums is None:
+        raise KgwalkError("no walks to index: the walks table is empty")
+    store.finish(walks_c)
+
+    has_walks = np.flatnonzero(walk_counts)
+    node_vecs = sums[has_walks]
+    node_vecs /= np.maximum(np.linalg.norm(node_vecs, axis=1, keepdims=True), 1e-12)
+    node_vecs = node_vecs.astype(np.float32)
+    labels = entities.column("label").take(pa.array(has_walks)).to_pylist()
+    store.create(nodes_c, node_vecs.shape[1], graph=True, hnsw_m=cfg.index.hnsw_m)
+    for start in tqdm(range(0, len(has_walks), step), desc="index nodes", disable=not progress):
+        sl = slice(start, start + step)
+        ids = entity_ids[has_walks[sl]]
+        payloads = [
+            {"id": int(i), "label": label, "walks": int(n)}
+            for i, label, n in zip(ids, labels[sl], walk_counts[has_walks[sl]])
+        ]
+        store.upsert(nodes_c, ids, node_vecs[sl], payloads)
+    store.finish(nodes_c)
+    store.close()
+    return IndexResult(walks=walks.num_rows, nodes=len(has_walks), entities_without_walks=len(entity_ids) - len(has_walks))

@@ -1,0 +1,110 @@
+"""The five stages, each a function of the config, and `build` running them in order.
+
+Entry points (CLI, jobs/, pipelines/) call these; each prints one line of progress per stage.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kgwalk.config import Config
+from kgwalk.errors import KgwalkError
+
+
+def log(message: str) -> None:
+    print(f"[kgwalk] {message}", file=sys.stderr, flush=True)
+
+
+def timed(stage: str, fn: Callable[[], Any], describe: Callable[[Any], str]) -> tuple[Any, float]:
+    log(f"{stage}: started")
+    start = time.perf_counter()
+    result = fn()
+    elapsed = time.perf_counter() - start
+    log(f"{stage}: {describe(result)} in {elapsed:.1f} s")
+    return result, elapsed
+
+
+def folder_bytes(path: Path) -> int:
+    """Bytes on disk (allocated blocks: Qdrant preallocates sparse files)."""
+    return sum(f.stat().st_blocks * 512 for f in path.rglob("*") if f.is_file()) if path.exists() else 0
+
+
+def run_ingest(cfg: Config):
+    from kgwalk.kg.ingest import ingest
+
+    if not cfg.kg.path:
+        raise KgwalkError("no KG file given: pass --kg FILE or set kg.path in conf")
+    return timed("ingest", lambda: ingest(cfg.kg.path, cfg.root, cfg.kg.format, cfg.ingest.max_label_length), lambda r: r.summary())[0]
+
+
+def run_walks(cfg: Config, spark=None):
+    from kgwalk.walks.spark_job import build_walks
+
+    return timed(
+        "walks",
+        lambda: build_walks(cfg, spark),
+        lambda r: f"{r.walks:,} walks from {r.roots:,} roots ({','.join(cfg.walks.kinds)}, direction {cfg.walks.direction}, depth {cfg.walks.depth})",
+    )[0]
+
+
+def run_verbalize(cfg: Config) -> int:
+    from kgwalk.verbalize.pipeline import verbalize_walks
+
+    return timed("verbalize", lambda: verbalize_walks(cfg), lambda n: f"{n:,} sentences ({cfg.verbalize.verbalizer})")[0]
+
+
+def run_embed(cfg: Config) -> int:
+    from kgwalk.embed.pipeline import embed_texts
+
+    return timed("embed", lambda: embed_texts(cfg), lambda n: f"{n:,} vectors ({cfg.embed.model})")[0]
+
+
+def run_index(cfg: Config):
+    from kgwalk.index.build import build_index
+
+    def describe(r) -> str:
+        size = folder_bytes(cfg.root / "qdrant") if cfg.index.backend == "edge" else 0
+        text = f"{r.walks:,} walk points, {r.nodes:,} node points"
+        if r.entities_without_walks:
+            text += f" ({r.entities_without_walks:,} entities have no walk and no node point)"
+        return text + (f"; index {size / 2**20:,.1f} MiB" if size else "")
+
+    return timed("index", lambda: build_index(cfg), describe)[0]
+
+
+@dataclass
+class BuildReport:
+    seconds: dict[str, float] = field(default_factory=dict)
+    walks: int = 0
+    nodes: int = 0
+    index_bytes: int = 0
+
+
+def run_build(cfg: Config) -> BuildReport:
+    report = BuildReport()
+    stages: list[tuple[str, Callable[[Config], Any]]] = [
+        ("ingest", run_ingest),
+        ("walks", run_walks),
+        ("verbalize", run_verbalize),
+        ("embed", run_embed),
+        ("index", run_index),
+    ]
+    for name, fn in stages:
+        start = time.perf_counter()
+        result = fn(cfg)
+        report.seconds[name] = time.perf_counter() - start
+        if name == "index":
+            report.walks, report.nodes = result.walks, result.nodes
+    report.index_bytes = folder_bytes(cfg.root / "qdrant")
+    total = sum(report.seconds.values())
+    log(
+        f"build: {report.walks:,} walks, {report.nodes:,} nodes in {total:.1f} s "
+        + "(" + ", ".join(f"{k} {v:.1f} s" for k, v in report.seconds.items()) + ")"
+        + (f"; index {report.index_bytes / 2**20:,.1f} MiB at {cfg.root / 'qdrant'}" if report.index_bytes else "")
+    )
+    return report

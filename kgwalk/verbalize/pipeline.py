@@ -1,0 +1,39 @@
+"""The verbalize stage as a Ray Data pipeline: walks (Delta) -> one sentence per walk -> `texts` (Delta)."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from kgwalk.config import Config
+from kgwalk.ray_runtime import init_ray, write_dataset
+from kgwalk.storage import current_files
+from kgwalk.verbalize.base import make_verbalizer
+
+TEXTS_SCHEMA = pa.schema([("walk_id", pa.int64()), ("root", pa.int64()), ("text", pa.string())])
+_WALK_COLUMNS = ["walk_id", "root", "node_labels", "rel_labels", "inverse"]
+
+
+class _VerbalizeBatch:
+    def __init__(self, name: str, phrases: dict[str, list[str]]) -> None:
+        self.verbalizer = make_verbalizer(name, phrases)
+
+    def __call__(self, batch: pa.Table) -> pa.Table:
+        return pa.table(
+            {"walk_id": batch["walk_id"], "root": batch["root"], "text": self.verbalizer.verbalize(batch)},
+            schema=TEXTS_SCHEMA,
+        )
+
+
+def verbalize_walks(cfg: Config) -> int:
+    """Verbalize every walk; returns the number of sentences written."""
+    make_verbalizer(cfg.verbalize.verbalizer, cfg.verbalize.phrases)  # fail fast on a bad name
+    ray = init_ray(cfg.ray)
+    ds = ray.data.read_parquet(current_files(cfg.table("walks")), columns=_WALK_COLUMNS)
+    ds = ds.map_batches(
+        _VerbalizeBatch,
+        fn_constructor_kwargs={"name": cfg.verbalize.verbalizer, "phrases": cfg.verbalize.phrases},
+        batch_format="pyarrow",
+        batch_size=cfg.verbalize.batch_size,
+        concurrency=1,
+    )
+    return write_dataset(ds, cfg.table("texts"), TEXTS_SCHEMA)

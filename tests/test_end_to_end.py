@@ -1,0 +1,95 @@
+"""Build a small KG through every stage (Spark, Delta, Ray, MiniLM, Qdrant) and retrieve from it."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from kgwalk.config import load_config
+from kgwalk.index.build import build_index
+from kgwalk.query import Retriever
+from kgwalk.stages import run_build
+from kgwalk.storage import read_table
+
+from conftest import TINY_KG
+
+
+@pytest.fixture(scope="module")
+def built(spark, tmp_path_factory):
+    warehouse = tmp_path_factory.mktemp("wh")
+    cfg = load_config(None, ["ray.num_cpus=2"], name="tiny", warehouse=str(warehouse), **{"kg.path": str(TINY_KG)})
+    report = run_build(cfg)
+    yield cfg, report
+    import ray
+
+    ray.shutdown()
+
+
+def test_build_writes_every_table_and_both_collections(built):
+    cfg, report = built
+    walks = read_table(cfg.table("walks"))
+    texts = read_table(cfg.table("texts"))
+    vectors = read_table(cfg.table("vectors"))
+    assert report.walks == walks.num_rows == texts.num_rows == vectors.num_rows > 0
+    assert set(texts.column("walk_id").to_pylist()) == set(walks.column("walk_id").to_pylist())
+    assert report.nodes == read_table(cfg.table("entities")).num_rows  # every entity has a walk here
+    assert report.index_bytes > 0
+
+
+def top_walk_triples(hits):
+    return hits[0].walks[0].triples
+
+
+def test_retriever_finds_the_answering_walk(built):
+    cfg, _ = built
+    retriever = Retriever(cfg)
+    hits = retriever.retrieve("who directed Kismet")
+    assert hits[0].label == "Kismet"
+    assert ("Kismet", "directed_by", "William Dieterle") in top_walk_triples(hits)
+    hits = retriever.retrieve("what films did Emir Kusturica star in", k_nodes=2, k_walks=2)
+    assert len(hits) == 2 and all(len(h.walks) == 2 for h in hits)
+    assert hits[0].label == "Emir Kusturica"
+    assert ("Farewell", "starred_actors", "Emir Kusturica") in top_walk_triples(hits)
+    # Eq. 3: every walk of a node hit is rooted at that node, scores descending.
+    for node in hits:
+        assert all(w.nodes[0] == node.id for w in node.walks)
+        assert [w.score for w in node.walks] == sorted((w.score for w in node.walks), reverse=True)
+    retriever.close()
+
+
+def test_server_backend_gives_the_same_answers(built, tmp_path):
+    cfg, _ = built
+    server_cfg = load_config(
+        None, ["index.backend=server", f"index.url={tmp_path / 'qdrant-local'}"], name=cfg.name, warehouse=cfg.warehouse
+    )
+    build_index(server_cfg, progress=False)
+    edge = Retriever(cfg)
+    server = Retriever(server_cfg, embedder=edge.embedder)
+    for question in ("who directed Kismet", "what language is Farewell in"):
+        a, b = edge.retrieve(question), server.retrieve(question)
+        assert [(n.id, [w.walk_id for w in n.walks]) for n in a] == [(n.id, [w.walk_id for w in n.walks]) for n in b]
+    edge.close()
+    server.close()
+
+
+def kgwalk_cli(*args):
+    env = dict(os.environ, HF_HUB_OFFLINE="1")
+    return subprocess.run([sys.executable, "-m", "kgwalk.cli", *args], capture_output=True, text=True, env=env, timeout=300)
+
+
+def test_cli_query_json_and_clear_errors(built, tmp_path):
+    cfg, _ = built
+    out = kgwalk_cli("query", "--name", cfg.name, "--warehouse", cfg.warehouse, "--json", "who directed Kismet")
+    assert out.returncode == 0, out.stderr
+    payload = json.loads(out.stdout)
+    assert payload["nodes"][0]["label"] == "Kismet"
+    assert ["Kismet", "directed_by", "William Dieterle"] in payload["nodes"][0]["walks"][0]["triples"]
+    empty = kgwalk_cli("query", "--name", cfg.name, "--warehouse", cfg.warehouse, " ")
+    assert empty.returncode == 2 and empty.stderr.strip() == "kgwalk: error: the question is empty"
+    missing = kgwalk_cli("query", "--name", "nothing", "--warehouse", str(tmp_path), "who")
+    assert missing.returncode == 2 and "run `kgwalk index` first" in missing.stderr
+    assert "Traceback" not in missing.stderr
+    bad_kg = kgwalk_cli("ingest", "--warehouse", str(tmp_path), "--kg", str(tmp_path / "none.txt"))
+    assert bad_kg.returncode == 2 and "KG file not found" in bad_kg.stderr

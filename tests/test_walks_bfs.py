@@ -1,0 +1,118 @@
+"""Exact BFS walks on hand-made graphs."""
+
+import numpy as np
+import pytest
+
+from kgwalk.errors import KgwalkError
+from kgwalk.kg.ids import hash64
+from kgwalk.walks import WalkSpec, all_walks
+
+from conftest import graph_from
+
+
+def walks_of(triples, root, **spec):
+    """Walks from `root` as token tuples: (node, rel, node, ...) with inverse relations as 'rel^-1'."""
+    graph = graph_from(triples, spec.get("direction", "both"))
+    table = all_walks(graph, WalkSpec(**spec)).to_pylist()
+    out = []
+    for w in table:
+        if w["node_labels"][0] != root:
+            continue
+        tokens = [w["node_labels"][0]]
+        for rel, inv, node in zip(w["rel_labels"], w["inverse"], w["node_labels"][1:]):
+            tokens += [rel + ("^-1" if inv else ""), node]
+        out.append(tuple(tokens))
+    return out
+
+
+CHAIN = [("A", "r", "B"), ("B", "s", "C"), ("C", "t", "D"), ("D", "u", "E")]
+
+
+@pytest.mark.parametrize(
+    "direction,root,expected",
+    [
+        ("out", "B", {("B", "s", "C"), ("B", "s", "C", "t", "D")}),
+        ("in", "C", {("C", "s^-1", "B"), ("C", "s^-1", "B", "r^-1", "A")}),
+        ("both", "B", {("B", "r^-1", "A"), ("B", "s", "C"), ("B", "s", "C", "t", "D")}),
+    ],
+)
+def test_directions(direction, root, expected):
+    assert set(walks_of(CHAIN, root, direction=direction, depth=2, max_per_signature=None)) == expected
+
+
+def test_depth_limits_walk_length():
+    for depth in (1, 2, 3, 4):
+        walks = walks_of(CHAIN, "A", direction="out", depth=depth, max_per_signature=None)
+        assert len(walks) == depth
+        assert max(len(w) for w in walks) == 2 * depth + 1
+        assert walks == sorted(walks, key=len)  # emitted shortest first
+
+
+def test_one_walk_per_reached_node_via_shortest_path():
+    # D is reachable from A in 2 steps (A-u-C-t-D) and 3 steps (A-r-B-s-C-t-D): only the shortest is kept.
+    triples = [("A", "r", "B"), ("B", "s", "X"), ("A", "u", "C"), ("C", "t", "D"), ("X", "v", "D")]
+    walks = walks_of(triples, "A", direction="out", depth=3, max_per_signature=None)
+    ends = [w[-1] for w in walks]
+    assert sorted(ends) == ["B", "C", "D", "X"]
+    assert ("A", "u", "C", "t", "D") in walks
+
+
+def test_equal_length_tie_goes_to_canonical_order():
+    # D reachable in two steps via B (relation r) and via C (relation q): the relation with the
+    # smaller id comes first in canonical order, and its path is the one kept.
+    triples = [("A", "r", "B"), ("A", "q", "C"), ("B", "s", "D"), ("C", "s", "D")]
+    walks = walks_of(triples, "A", direction="out", depth=2, max_per_signature=None)
+    via = "B" if hash64("r") < hash64("q") else "C"
+    assert [w for w in walks if w[-1] == "D"] == [("A", "r" if via == "B" else "q", via, "s", "D")]
+
+
+def test_hub_ends_walks_but_is_not_passed_through():
+    triples = [(f"X{i}", "r", "H") for i in range(5)] + [("A", "s", "H"), ("A", "t", "B")]
+    walks = walks_of(triples, "A", depth=3, hub_degree=3, max_per_signature=None)
+    assert set(walks) == {("A", "s", "H"), ("A", "t", "B")}
+    # The hub as a root still expands.
+    from_hub = walks_of(triples, "H", depth=3, hub_degree=3, max_per_signature=None)
+    assert {w[-1] for w in from_hub} == {"X0", "X1", "X2", "X3", "X4", "A"} | {"B"}
+    assert all(len(w) <= 5 for w in from_hub)
+    # Without the rule the walk from A reaches the X nodes through H.
+    uncapped = walks_of(triples, "A", depth=3, hub_degree=None, max_per_signature=None)
+    assert {w[-1] for w in uncapped} == {"H", "B"} | {f"X{i}" for i in range(5)}
+
+
+def test_signature_cap_keeps_first_m_in_canonical_order_and_all_own_facts():
+    movies = ["M1", "M2", "M3", "M4"]
+    triples = [("R", "r", m) for m in movies] + [(m, "g", f"G{m}") for m in movies]
+    walks = walks_of(triples, "R", depth=2, max_per_signature=2)
+    one_step = [w for w in walks if len(w) == 3]
+    two_step = [w for w in walks if len(w) == 5]
+    assert {w[-1] for w in one_step} == set(movies)  # own facts never capped
+    kept = sorted(movies, key=hash64)[:2]  # canonical order = neighbour id order
+    assert two_step == [("R", "r", m, "g", f"G{m}") for m in kept]
+    assert len(walks_of(triples, "R", depth=2, max_per_signature=None)) == 8
+
+
+def test_self_loops_appear_once_and_never_in_bfs():
+    graph = graph_from([("A", "r", "A"), ("A", "s", "B")], "both")
+    a = graph.index_of(np.array([hash64("A")]))[0]
+    assert graph.degree[a] == 2  # the loop once, plus A-s-B
+    assert walks_of([("A", "r", "A"), ("A", "s", "B")], "A", depth=2) == [("A", "s", "B")]
+
+
+def test_parallel_edges_give_one_walk_per_node():
+    triples = [("A", "r", "B"), ("A", "s", "B")]
+    walks = walks_of(triples, "A", depth=2)
+    first = "r" if hash64("r") < hash64("s") else "s"
+    assert walks == [("A", first, "B")]
+    assert walks_of(triples, "B", depth=2) == [("B", f"{first}^-1", "A")]
+
+
+def test_max_per_root_keeps_shortest():
+    walks = walks_of(CHAIN, "A", direction="out", depth=4, max_per_signature=None, max_per_root=2)
+    assert [len(w) for w in walks] == [3, 5]
+
+
+def test_bad_spec_is_a_clear_error():
+    with pytest.raises(KgwalkError, match="direction"):
+        WalkSpec(direction="sideways")
+    with pytest.raises(KgwalkError, match="depth"):
+        WalkSpec(depth=0)
