@@ -25,7 +25,9 @@ def get_spark(conf: SparkConf):
     # Executors must run the same interpreter (and so the same packages) as the driver.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    builder = SparkSession.builder.appName(conf.app_name).master(conf.master)
+    builder = SparkSession.builder.appName(conf.app_name)
+    if "PYSPARK_GATEWAY_PORT" not in os.environ:  # under spark-submit, --master decides
+        builder = builder.master(conf.master)
     builder = builder.config("spark.sql.execution.arrow.pyspark.enabled", "true")
     for key, value in conf.settings.items():
         builder = builder.config(key, str(value))

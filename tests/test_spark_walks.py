@@ -22,3 +22,27 @@ def test_spark_job_matches_engine_for_any_partitioning(spark, tmp_path):
         assert result.walks == expected.num_rows
         assert written.equals(expected)
     assert len(set(expected.column("walk_id").to_pylist())) == expected.num_rows  # content ids are unique
+
+
+def test_spark_submit_job_writes_the_same_walks(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from conftest import REPO, TINY_KG
+
+    cfg = load_config(None, name="t", warehouse=str(tmp_path))
+    tables = ingest(TINY_KG, cfg.root)
+    graph = Graph.from_arrow(tables.edges, tables.entities, tables.relations, cfg.walks.direction)
+    expected = all_walks(graph, WalkSpec.from_conf(cfg.walks)).sort_by("walk_id")
+    spark_submit = Path(sys.executable).parent / "spark-submit"
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
+    run = subprocess.run(
+        [str(spark_submit), "--master", "local[2]", str(REPO / "jobs" / "build_walks.py"), "--name", "t", "--warehouse", str(tmp_path)],
+        capture_output=True, text=True, env=env, timeout=300,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    progress = f"[kgwalk] walks: {expected.num_rows:,} walks from {graph.num_nodes:,} roots"
+    assert progress in run.stdout + run.stderr  # spark-submit merges the driver's streams
+    assert read_table(cfg.table("walks")).sort_by("walk_id").equals(expected)

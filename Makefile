@@ -1,0 +1,44 @@
+# Two commands for a fresh machine: `make demo` and `make test`. Both set up .venv themselves.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.kgwalk-installed
+export HF_HUB_OFFLINE := 1
+export RAY_AUTH_MODE := disabled
+# torch's CPU wheel: from the local wheel folder where one exists, else from PyTorch's CPU index
+# (plain PyPI would pull GBs of CUDA packages).
+TORCH_SOURCE := $(if $(wildcard /opt/wheels/torch-2.13.0*),,--extra-index-url https://download.pytorch.org/whl/cpu)
+
+.PHONY: demo test test-slow prereqs clean
+
+prereqs:
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' 2>/dev/null || { \
+	  echo "kgwalk needs Python >= 3.11 as '$(PYTHON)'. Install it (Debian/Ubuntu: apt-get install python3.11 python3.11-venv)," \
+	       "or run: make PYTHON=/path/to/python3.11 ..."; exit 1; }
+	@$(PYTHON) -c 'import venv, ensurepip' 2>/dev/null || { \
+	  echo "Python's venv module is missing. Install it (Debian/Ubuntu: apt-get install python3-venv)."; exit 1; }
+	@java_bin="$${JAVA_HOME:+$$JAVA_HOME/bin/}java"; \
+	 v=$$($$java_bin -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -1); \
+	 if [ -z "$$v" ] || [ "$$v" -lt 17 ]; then \
+	  echo "Spark needs Java 17 or newer (found: $${v:-none}). Install OpenJDK 17 (Debian/Ubuntu: apt-get install openjdk-17-jre-headless) and make sure 'java' is on PATH or JAVA_HOME is set."; exit 1; fi
+
+$(STAMP): pyproject.toml | prereqs
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q torch==2.13.0 $(TORCH_SOURCE)
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/kgwalk build
+	$(VENV)/bin/kgwalk query "what films did Emir Kusturica star in"
+	$(VENV)/bin/kgwalk query "the director of Kismet is also the director of which movies"
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+test-slow: $(STAMP)
+	$(PY) -m pytest -m slow
+
+clean:
+	rm -rf warehouse spark-warehouse
