@@ -51,3 +51,17 @@ def write_dataset(ds, path: str, schema) -> int:
 
     write_table(path, batches(), schema=schema)
     return written
+
+
+def read_delta(path: str, columns: list[str], rows_per_block: int):
+    """A Delta table's current files as a Ray Dataset in blocks of at most `rows_per_block` rows.
+
+    Our tables are often one large row group; without the split Ray Data sees one block, so one
+    actor does all the work and nothing streams downstream until it is done.
+    """
+    import ray
+
+    from kgwalk.storage import current_files
+
+    ds = ray.data.read_parquet(current_files(path), columns=columns)
+    return ds.repartition(target_num_rows_per_block=rows_per_block)

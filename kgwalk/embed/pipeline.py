@@ -7,8 +7,7 @@ import pyarrow as pa
 
 from kgwalk.config import Config
 from kgwalk.embed.model import make_embedder
-from kgwalk.ray_runtime import cluster_cpus, init_ray, pool_size, write_dataset
-from kgwalk.storage import current_files
+from kgwalk.ray_runtime import cluster_cpus, init_ray, pool_size, read_delta, write_dataset
 
 VECTORS_SCHEMA = pa.schema([("walk_id", pa.int64()), ("vector", pa.list_(pa.float32()))])
 
@@ -38,11 +37,11 @@ class _EmbedActor:
 
 def embed_texts(cfg: Config) -> int:
     """Embed every walk text; returns the number of vectors written."""
-    ray = init_ray(cfg.ray)
+    init_ray(cfg.ray)
     actors = pool_size(cfg.embed.actors)
     threads = cfg.embed.threads_per_actor or max(1, cluster_cpus() // actors)
-    ds = ray.data.read_parquet(current_files(cfg.table("texts")), columns=["walk_id", "text"])
-    ds = ds.map_batches(
+    block_rows = cfg.embed.batch_size * 8
+    ds = read_delta(cfg.table("texts"), ["walk_id", "text"], block_rows).map_batches(
         _EmbedActor,
         fn_constructor_kwargs={
             "model": cfg.embed.model,
@@ -51,7 +50,7 @@ def embed_texts(cfg: Config) -> int:
             "batch_size": cfg.embed.batch_size,
         },
         batch_format="pyarrow",
-        batch_size=cfg.embed.batch_size * 8,
+        batch_size=block_rows,
         concurrency=actors,
         num_cpus=1,
         num_gpus=1 if cfg.embed.device.startswith("cuda") else 0,

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from kgwalk.config import Config
-from kgwalk.ray_runtime import init_ray, write_dataset
-from kgwalk.storage import current_files
+from kgwalk.ray_runtime import init_ray, read_delta, write_dataset
 from kgwalk.verbalize.base import make_verbalizer
 
 TEXTS_SCHEMA = pa.schema([("walk_id", pa.int64()), ("root", pa.int64()), ("text", pa.string())])
@@ -27,9 +26,8 @@ class _VerbalizeBatch:
 def verbalize_walks(cfg: Config) -> int:
     """Verbalize every walk; returns the number of sentences written."""
     make_verbalizer(cfg.verbalize.verbalizer, cfg.verbalize.phrases)  # fail fast on a bad name
-    ray = init_ray(cfg.ray)
-    ds = ray.data.read_parquet(current_files(cfg.table("walks")), columns=_WALK_COLUMNS)
-    ds = ds.map_batches(
+    init_ray(cfg.ray)
+    ds = read_delta(cfg.table("walks"), _WALK_COLUMNS, cfg.verbalize.batch_size).map_batches(
         _VerbalizeBatch,
         fn_constructor_kwargs={"name": cfg.verbalize.verbalizer, "phrases": cfg.verbalize.phrases},
         batch_format="pyarrow",

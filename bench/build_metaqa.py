@@ -1,0 +1,80 @@
+"""Benchmark: `kgwalk build` of the MetaQA KB with the default config, as a user runs it.
+
+    .venv/bin/python bench/build_metaqa.py [--kb ../shared/data/metaqa/kb.txt] [--warehouse /tmp/wh]
+    .venv/bin/python bench/build_metaqa.py --log build.log    # tabulate a run made by hand
+
+Runs the CLI under /usr/bin/time -v, reads the per-stage lines it prints, and writes
+bench/results/build_metaqa.md with the machine and versions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from machine import machine_lines
+
+HERE = Path(__file__).resolve().parent
+STAGE = re.compile(r"^\[kgwalk\] (\w+): (.*) in ([\d.]+) s$")
+
+
+def folder_bytes(path: Path) -> int:
+    return sum(f.stat().st_blocks * 512 for f in path.rglob("*") if f.is_file()) if path.exists() else 0
+
+
+def run_build(kb: str, warehouse: str, log: Path) -> None:
+    cmd = [str(Path(sys.executable).parent / "kgwalk"), "build", "--kg", kb, "--name", "metaqa", "--warehouse", warehouse]
+    if shutil.which("/usr/bin/time"):
+        cmd = ["/usr/bin/time", "-v", *cmd]
+    with open(log, "w") as out:
+        subprocess.run(cmd, stderr=out, stdout=out, check=True)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--kb", default=str(HERE.parent.parent / "shared" / "data" / "metaqa" / "kb.txt"))
+    p.add_argument("--warehouse", default="/tmp/kgwalk-bench")
+    p.add_argument("--log", help="tabulate this existing build log instead of running a build")
+    args = p.parse_args()
+    log = Path(args.log) if args.log else Path(args.warehouse) / "build.log"
+    if not args.log:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        run_build(args.kb, args.warehouse, log)
+    text = log.read_text()
+    rows = [m.groups() for m in map(STAGE.match, text.splitlines()) if m]
+    if not rows:
+        sys.exit(f"no stage lines in {log}")
+    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", text)
+    root = Path(args.warehouse) / "metaqa"
+    sizes = {name: folder_bytes(root / name) for name in ("walks", "texts", "vectors", "qdrant")}
+    total = sum(float(s) for _, _, s in rows)
+    lines = [
+        "# MetaQA build with the default config (`kgwalk build --kg kb.txt`)",
+        "",
+        f"- measured {time.strftime('%Y-%m-%d', time.gmtime(log.stat().st_mtime))}; KB: {args.kb}",
+        *machine_lines(),
+        "",
+        "| stage | seconds | share | result |",
+        "|---|---:|---:|---|",
+        *[f"| {stage} | {float(s):,.1f} | {float(s) / total:.0%} | {what} |" for stage, what, s in rows],
+        f"| **total** | **{total:,.1f}** | | |",
+        "",
+        "| on disk | MiB |",
+        "|---|---:|",
+        *[f"| {name} | {b / 2**20:,.1f} |" for name, b in sizes.items()],
+    ]
+    if rss:
+        lines += ["", f"Peak RSS of the driver process and its children (the Spark JVM; not Ray's workers): {int(rss.group(1)) / 2**20:.1f} GiB"]
+    report = "\n".join(lines) + "\n"
+    print(report)
+    (HERE / "results").mkdir(exist_ok=True)
+    (HERE / "results" / "build_metaqa.md").write_text(report)
+
+
+if __name__ == "__main__":
+    main()
