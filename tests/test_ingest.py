@@ -116,6 +116,12 @@ def test_parquet_with_nulls(tmp_path):
     assert rejected(r) == [(2, "missing head"), (3, "empty tail")]
 
 
+def test_unreadable_parquet_is_a_clear_error(tmp_path):
+    p = write(tmp_path, "kb.parquet", b"not parquet at all")
+    with pytest.raises(KgwalkError, match="not a readable Parquet file"):
+        read_kg(p)
+
+
 def test_long_labels_and_control_characters_are_rejected(tmp_path):
     p = write(tmp_path, "kb.txt", "a|r|" + "x" * 50 + "\na|r|b\x00c\n")
     r = read_kg(p, max_label_length=20)

@@ -46,3 +46,16 @@ def test_spark_submit_job_writes_the_same_walks(tmp_path):
     progress = f"[kgwalk] walks: {expected.num_rows:,} walks from {graph.num_nodes:,} roots"
     assert progress in run.stdout + run.stderr  # spark-submit merges the driver's streams
     assert read_table(cfg.table("walks")).sort_by("walk_id").equals(expected)
+
+
+def test_spark_reads_only_the_current_version_of_a_delta_rs_table(spark, tmp_path):
+    import pyarrow as pa
+
+    from kgwalk.spark import read_delta
+    from kgwalk.storage import write_table
+
+    path = tmp_path / "t"
+    write_table(path, pa.table({"x": [1, 2, 3]}))
+    write_table(path, pa.table({"x": [10, 20]}))  # overwrite: the old file stays in the folder
+    assert len(list(path.glob("*.parquet"))) == 2
+    assert sorted(r.x for r in read_delta(spark, str(path)).collect()) == [10, 20]

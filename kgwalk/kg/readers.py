@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from kgwalk.errors import KgwalkError
@@ -169,7 +170,10 @@ def _read_csv(path: Path, out: ReadResult, max_len: int) -> None:
 
 
 def _read_parquet(path: Path, out: ReadResult, max_len: int) -> None:
-    table = pq.read_table(path)
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowException, OSError) as e:
+        raise KgwalkError(f"{path}: not a readable Parquet file ({str(e).splitlines()[0]})") from None
     order = _column_order(table.column_names, str(path))
     cols = [table.column(i).to_pylist() for i in order]
     for row_no, fields in enumerate(zip(*cols), start=1):

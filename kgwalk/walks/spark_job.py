@@ -44,7 +44,19 @@ def load_graph(spark, cfg: Config) -> Graph:
 
 
 def build_walks(cfg: Config, spark=None) -> WalksResult:
+    """Run the job on `spark`, the active session, or a session of its own that it stops after."""
+    from pyspark.sql import SparkSession
+
+    own_session = spark is None and SparkSession.getActiveSession() is None
     spark = spark or get_spark(cfg.spark)
+    try:
+        return _build_walks(cfg, spark)
+    finally:
+        if own_session:
+            spark.stop()  # free the JVM before the Ray stages of a build
+
+
+def _build_walks(cfg: Config, spark) -> WalksResult:
     spec = WalkSpec.from_conf(cfg.walks)
     graph = load_graph(spark, cfg)
     graph_bc = spark.sparkContext.broadcast(graph)
