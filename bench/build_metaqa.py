@@ -17,14 +17,12 @@ import sys
 import time
 from pathlib import Path
 
-from machine import machine_lines
+from report import save_report
+
+from kgwalk.stages import folder_bytes
 
 HERE = Path(__file__).resolve().parent
 STAGE = re.compile(r"^\[kgwalk\] (\w+): (.*) in ([\d.]+) s$")
-
-
-def folder_bytes(path: Path) -> int:
-    return sum(f.stat().st_blocks * 512 for f in path.rglob("*") if f.is_file()) if path.exists() else 0
 
 
 def run_build(kb: str, warehouse: str, log: Path) -> None:
@@ -53,12 +51,7 @@ def main() -> None:
     root = Path(args.warehouse) / "metaqa"
     sizes = {name: folder_bytes(root / name) for name in ("walks", "texts", "vectors", "qdrant")}
     total = sum(float(s) for _, _, s in rows)
-    lines = [
-        "# MetaQA build with the default config (`kgwalk build --kg kb.txt`)",
-        "",
-        f"- measured {time.strftime('%Y-%m-%d', time.gmtime(log.stat().st_mtime))}; KB: {args.kb}",
-        *machine_lines(),
-        "",
+    body = [
         "| stage | seconds | share | result |",
         "|---|---:|---:|---|",
         *[f"| {stage} | {float(s):,.1f} | {float(s) / total:.0%} | {what} |" for stage, what, s in rows],
@@ -69,12 +62,9 @@ def main() -> None:
         *[f"| {name} | {b / 2**20:,.1f} |" for name, b in sizes.items()],
     ]
     if rss:
-        lines += ["", f"Peak RSS of the driver process and its children (the Spark JVM; not Ray's workers): {int(rss.group(1)) / 2**20:.1f} GiB"]
-    report = "\n".join(lines) + "\n"
-    print(report)
-    (HERE / "results").mkdir(exist_ok=True)
-    (HERE / "results" / "build_metaqa.md").write_text(report)
-
+        body += ["", f"Peak RSS of the driver process and its children (the Spark JVM; not Ray's workers): {int(rss.group(1)) / 2**20:.1f} GiB"]
+    measured = time.strftime("%Y-%m-%d", time.gmtime(log.stat().st_mtime))
+    save_report("build_metaqa", "MetaQA build with the default config (`kgwalk build --kg kb.txt`)", [f"- measured {measured}; KB: {args.kb}"], body)
 
 if __name__ == "__main__":
     main()

@@ -11,7 +11,7 @@ import argparse
 import time
 from pathlib import Path
 
-from machine import machine_lines
+from report import save_report
 
 from kgwalk.kg.ingest import build_tables
 from kgwalk.kg.readers import read_kg
@@ -45,23 +45,18 @@ def main() -> None:
         seconds = time.perf_counter() - start
         rows.append((title, walks, walks / graph.num_nodes, seconds))
         print(rows[-1], flush=True)
-    lines = [
-        "# Walks per spec on MetaQA (direction both, in-process engine, one core)",
-        "",
-        f"- KB: {args.kb}: {tables.edges.num_rows:,} edges, {graph.num_nodes:,} entities",
-        *machine_lines(),
-        "",
-        "| spec | walks | per root | seconds | walks/s |",
-        "|---|---:|---:|---:|---:|",
-        *[f"| {t} | {w:,} | {w / graph.num_nodes:,.1f} | {s:,.1f} | {w / s:,.0f} |" for t, w, _, s in rows],
-        "",
-        "m = max_per_signature (walks of 2+ steps kept per root and relation path; 1-step walks always kept).",
-    ]
-    report = "\n".join(lines) + "\n"
-    print(report)
-    (HERE / "results").mkdir(exist_ok=True)
-    (HERE / "results" / "walk_counts.md").write_text(report)
-
+    save_report(
+        "walk_counts",
+        "Walks per spec on MetaQA (direction both, in-process engine, one core)",
+        [f"- KB: {args.kb}: {tables.edges.num_rows:,} edges, {graph.num_nodes:,} entities"],
+        [
+            "| spec | walks | per root | seconds | walks/s |",
+            "|---|---:|---:|---:|---:|",
+            *[f"| {t} | {w:,} | {w / graph.num_nodes:,.1f} | {s:,.1f} | {w / s:,.0f} |" for t, w, _, s in rows],
+            "",
+            "m = max_per_signature (walks of 2+ steps kept per root and relation path; 1-step walks always kept).",
+        ],
+    )
 
 if __name__ == "__main__":
     main()

@@ -1,10 +1,11 @@
-"""Machine and version lines that every benchmark result carries."""
+"""What every benchmark result carries: the machine, the versions, and one place to save it."""
 
 from __future__ import annotations
 
 import os
 import platform
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 
 PACKAGES = ["kgwalk", "pyspark", "deltalake", "ray", "pyarrow", "numpy", "qdrant-edge-py", "qdrant-client", "sentence-transformers", "torch"]
 
@@ -29,3 +30,14 @@ def machine_lines() -> list[str]:
         f"- machine: {os.cpu_count()} CPUs ({cpu}), {mem_gib:.0f} GiB RAM, {platform.system()} {platform.release()}",
         f"- python {platform.python_version()}; " + ", ".join(versions),
     ]
+
+
+def save_report(name: str, title: str, facts: list[str], body: list[str]) -> str:
+    """Print a Markdown report (title, facts, machine and versions, body) and write it to
+    bench/results/<name>.md."""
+    report = "\n".join([f"# {title}", "", *facts, *machine_lines(), "", *body]) + "\n"
+    print(report)
+    results = Path(__file__).resolve().parent / "results"
+    results.mkdir(exist_ok=True)
+    (results / f"{name}.md").write_text(report)
+    return report
