@@ -38,6 +38,26 @@ def test_build_writes_every_table_and_both_collections(built):
     assert report.index_bytes > 0
 
 
+def test_node_vector_is_the_normalized_mean_of_its_walk_vectors(built):
+    import numpy as np
+
+    from kgwalk.embed.pipeline import arrow_to_vectors
+    from kgwalk.index.store import open_store
+
+    cfg, _ = built
+    walks = read_table(cfg.table("walks"), ["walk_id", "root"]).sort_by("walk_id")
+    vectors = read_table(cfg.table("vectors")).sort_by("walk_id")
+    roots = walks.column("root").to_numpy()
+    matrix = arrow_to_vectors(vectors.column("vector"))
+    store = open_store(cfg)
+    for root in np.unique(roots)[:5]:
+        mean = matrix[roots == root].mean(axis=0)
+        hit = store.search(f"{cfg.name}_nodes", mean / np.linalg.norm(mean), 1)[0]
+        assert hit.payload["id"] == root and hit.score > 0.9999
+        assert hit.payload["walks"] == int((roots == root).sum())
+    store.close()
+
+
 def top_walk_triples(hits):
     return hits[0].walks[0].triples
 

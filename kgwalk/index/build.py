@@ -25,6 +25,14 @@ class IndexResult:
     entities_without_walks: int
 
 
+def _add_rows(sums: np.ndarray, rows: np.ndarray, vectors: np.ndarray) -> None:
+    """sums[rows[i]] += vectors[i], grouping equal rows first (far faster than np.add.at)."""
+    order = np.argsort(rows, kind="stable")
+    sorted_rows = rows[order]
+    starts = np.flatnonzero(np.r_[True, sorted_rows[1:] != sorted_rows[:-1]])
+    sums[sorted_rows[starts]] += np.add.reduceat(vectors[order], starts, axis=0)
+
+
 def build_index(cfg: Config, progress: bool = True) -> IndexResult:
     walks = read_table(cfg.table("walks"), _PAYLOAD_COLUMNS, what="walks").sort_by("walk_id")
     texts = read_table(cfg.table("texts"), ["walk_id", "text"], what="verbalize").sort_by("walk_id")
@@ -54,7 +62,7 @@ def build_index(cfg: Config, progress: bool = True) -> IndexResult:
             store.create(walks_c, dim, graph=False, hnsw_m=cfg.index.hnsw_m)
         part = meta.take(pa.array(rows))
         root_pos = np.searchsorted(entity_ids, part.column("root").to_numpy())
-        np.add.at(sums, root_pos, vecs)
+        _add_rows(sums, root_pos, vecs)
         walk_counts += np.bincount(root_pos, minlength=len(entity_ids))
         store.upsert(walks_c, ids, vecs, part.to_pylist())
         bar.update(len(ids))
