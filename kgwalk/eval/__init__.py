@@ -1,0 +1,1 @@
+"""Evaluation on benchmark question sets (MetaQA)."""
