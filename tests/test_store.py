@@ -37,8 +37,11 @@ def test_search_with_and_without_root_filter(tmp_path, backend):
     store.close()
 
 
-def test_edge_collection_is_swapped_in_whole(tmp_path):
-    store = EdgeStore(tmp_path)
+@pytest.mark.parametrize("backend", ["edge", "server"])
+def test_rebuilt_collection_is_swapped_in_whole(tmp_path, backend):
+    store = backends(tmp_path)[backend]
+    # Edge: another process opening the folder; server: any client reading the alias.
+    open_reader = (lambda: EdgeStore(tmp_path / "edge")) if backend == "edge" else (lambda: store)
     v = np.eye(4, dtype=np.float32)
     store.create("nodes", 4, graph=True, hnsw_m=16)
     store.upsert("nodes", np.arange(4), v, [{"id": i} for i in range(4)])
@@ -46,11 +49,15 @@ def test_edge_collection_is_swapped_in_whole(tmp_path):
     # A rebuild in progress leaves the live collection readable and unchanged.
     store.create("nodes", 4, graph=True, hnsw_m=16)
     store.upsert("nodes", np.arange(2), v[:2], [{"id": i} for i in range(2)])
-    reader = EdgeStore(tmp_path)
-    assert reader.count("nodes") == 4
-    reader.close()
+
+    def live():
+        reader = open_reader()
+        seen = sorted(h.payload["id"] for h in reader.search("nodes", v[0], 10)), reader.count("nodes")
+        if reader is not store:
+            reader.close()
+        return seen
+
+    assert live() == ([0, 1, 2, 3], 4)
     store.finish("nodes")
-    fresh = EdgeStore(tmp_path)
-    assert fresh.count("nodes") == 2
-    fresh.close()
+    assert live() == ([0, 1], 2)
     store.close()

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import uuid
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -139,7 +141,11 @@ class EdgeStore:
 
 class ServerStore:
     """A Qdrant server through qdrant-client; `location` may also be ':memory:' or a folder
-    (qdrant-client's local mode: same API, for small tests only)."""
+    (qdrant-client's local mode: same API, for small tests only).
+
+    A collection name is an alias: each rebuild fills a fresh physical collection, then one
+    atomic alias switch makes it live, so readers never see a half-built collection.
+    """
 
     def __init__(self, location: str, api_key: str | None = None) -> None:
         from qdrant_client import QdrantClient
@@ -150,40 +156,61 @@ class ServerStore:
             self.client = QdrantClient(location=":memory:")
         else:
             self.client = QdrantClient(path=location)
+        self._building: dict[str, str] = {}
+
+    def _live(self, alias: str) -> str | None:
+        """The physical collection behind an alias, if any."""
+        for a in self.client.get_aliases().aliases:
+            if a.alias_name == alias:
+                return a.collection_name
+        return None
 
     def create(self, collection: str, dim: int, graph: bool, hnsw_m: int) -> None:
         from qdrant_client import models
 
-        if self.client.collection_exists(collection):
-            self.client.delete_collection(collection)
+        physical = f"{collection}__{uuid.uuid4().hex[:12]}"
         self.client.create_collection(
-            collection,
+            physical,
             vectors_config=models.VectorParams(size=dim, distance=models.Distance.COSINE),
             hnsw_config=models.HnswConfigDiff(m=hnsw_m if graph else 0),
         )
         if not graph:
-            self.client.create_payload_index(collection, ROOT_FIELD, models.PayloadSchemaType.INTEGER)
+            with warnings.catch_warnings():  # local mode says payload indexes are no-ops there
+                warnings.simplefilter("ignore", UserWarning)
+                self.client.create_payload_index(physical, ROOT_FIELD, models.PayloadSchemaType.INTEGER)
+        self._building[collection] = physical
 
     def upsert(self, collection: str, ids: np.ndarray, vectors: np.ndarray, payloads: list[dict[str, Any]]) -> None:
         from qdrant_client import models
 
         self.client.upsert(
-            collection,
+            self._building.get(collection, collection),
             points=models.Batch(ids=point_ids(ids), vectors=vectors.tolist(), payloads=payloads),
             wait=True,
         )
 
     def finish(self, collection: str) -> None:
-        return None  # the server indexes in the background; upserts waited for acknowledgement
+        from qdrant_client import models
+
+        physical = self._building.pop(collection, None)
+        if physical is None:
+            return  # nothing was rebuilt; upserts were acknowledged already
+        old = self._live(collection)
+        switch = [models.CreateAliasOperation(create_alias=models.CreateAlias(collection_name=physical, alias_name=collection))]
+        if old:
+            switch.insert(0, models.DeleteAliasOperation(delete_alias=models.DeleteAlias(alias_name=collection)))
+        self.client.update_collection_aliases(change_aliases_operations=switch)
+        if old:
+            self.client.delete_collection(old)
 
     def search(self, collection: str, vector: np.ndarray, k: int, root: int | None = None) -> list[Hit]:
         from qdrant_client import models
 
+        if self._live(collection) is None:
+            raise KgwalkError(f"no index collection {collection!r} on the Qdrant server (run `kgwalk index` first)")
         flt = None
         if root is not None:
             flt = models.Filter(must=[models.FieldCondition(key=ROOT_FIELD, match=models.MatchValue(value=int(root)))])
-        if not self.client.collection_exists(collection):
-            raise KgwalkError(f"no index collection {collection!r} on the Qdrant server (run `kgwalk index` first)")
         result = self.client.query_points(
             collection, query=np.asarray(vector, np.float32).tolist(), limit=k, query_filter=flt, with_payload=True
         )
