@@ -37,7 +37,7 @@ class _EmbedActor:
 
 def embed_texts(cfg: Config) -> int:
     """Embed every walk text; returns the number of vectors written."""
-    init_ray(cfg.ray)
+    ray = init_ray(cfg.ray)
     actors = pool_size(cfg.embed.actors)
     threads = cfg.embed.threads_per_actor or max(1, cluster_cpus() // actors)
     block_rows = cfg.embed.batch_size * 8
@@ -51,7 +51,7 @@ def embed_texts(cfg: Config) -> int:
         },
         batch_format="pyarrow",
         batch_size=block_rows,
-        concurrency=actors,
+        compute=ray.data.ActorPoolStrategy(size=actors),
         num_cpus=1,
         num_gpus=1 if cfg.embed.device.startswith("cuda") else 0,
     )

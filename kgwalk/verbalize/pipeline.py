@@ -12,15 +12,9 @@ TEXTS_SCHEMA = pa.schema([("walk_id", pa.int64()), ("root", pa.int64()), ("text"
 _WALK_COLUMNS = ["walk_id", "root", "node_labels", "rel_labels", "inverse"]
 
 
-class _VerbalizeBatch:
-    def __init__(self, name: str, phrases: dict[str, list[str]]) -> None:
-        self.verbalizer = make_verbalizer(name, phrases)
-
-    def __call__(self, batch: pa.Table) -> pa.Table:
-        return pa.table(
-            {"walk_id": batch["walk_id"], "root": batch["root"], "text": self.verbalizer.verbalize(batch)},
-            schema=TEXTS_SCHEMA,
-        )
+def _verbalize_batch(batch: pa.Table, name: str, phrases: dict[str, list[str]]) -> pa.Table:
+    texts = make_verbalizer(name, phrases).verbalize(batch)  # the template verbalizer costs nothing to build
+    return pa.table({"walk_id": batch["walk_id"], "root": batch["root"], "text": texts}, schema=TEXTS_SCHEMA)
 
 
 def verbalize_walks(cfg: Config) -> int:
@@ -28,10 +22,9 @@ def verbalize_walks(cfg: Config) -> int:
     make_verbalizer(cfg.verbalize.verbalizer, cfg.verbalize.phrases)  # fail fast on a bad name
     init_ray(cfg.ray)
     ds = read_delta(cfg.table("walks"), _WALK_COLUMNS, cfg.verbalize.batch_size).map_batches(
-        _VerbalizeBatch,
-        fn_constructor_kwargs={"name": cfg.verbalize.verbalizer, "phrases": cfg.verbalize.phrases},
+        _verbalize_batch,
+        fn_kwargs={"name": cfg.verbalize.verbalizer, "phrases": cfg.verbalize.phrases},
         batch_format="pyarrow",
         batch_size=cfg.verbalize.batch_size,
-        concurrency=1,
     )
     return write_dataset(ds, cfg.table("texts"), TEXTS_SCHEMA)
