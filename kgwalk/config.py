@@ -50,7 +50,7 @@ class WalksConf:
     direction: str = "both"  # out | in | both
     depth: int = 3
     hub_degree: int | None = 50
-    max_per_signature: int | None = 4
+    max_per_signature: int | None = 1
     max_per_root: int | None = None
     seed: int = 42
     roots_per_batch: int = 1024

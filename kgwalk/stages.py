@@ -10,23 +10,28 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kgwalk.config import Config
 from kgwalk.errors import KgwalkError
+
+if TYPE_CHECKING:  # stage modules load lazily: `kgwalk query` should not import Spark or Ray
+    from kgwalk.index.build import IndexResult
+    from kgwalk.kg.ingest import IngestResult
+    from kgwalk.walks.spark_job import WalksResult
 
 
 def log(message: str) -> None:
     print(f"[kgwalk] {message}", file=sys.stderr, flush=True)
 
 
-def timed(stage: str, fn: Callable[[], Any], describe: Callable[[Any], str]) -> tuple[Any, float]:
+def timed(stage: str, fn: Callable[[], Any], describe: Callable[[Any], str]) -> Any:
+    """Run one stage between a start line and a line saying what it did and how long it took."""
     log(f"{stage}: started")
     start = time.perf_counter()
     result = fn()
-    elapsed = time.perf_counter() - start
-    log(f"{stage}: {describe(result)} in {elapsed:.1f} s")
-    return result, elapsed
+    log(f"{stage}: {describe(result)} in {time.perf_counter() - start:.1f} s")
+    return result
 
 
 def folder_bytes(path: Path) -> int:
@@ -34,37 +39,37 @@ def folder_bytes(path: Path) -> int:
     return sum(f.stat().st_blocks * 512 for f in path.rglob("*") if f.is_file()) if path.exists() else 0
 
 
-def run_ingest(cfg: Config):
+def run_ingest(cfg: Config) -> IngestResult:
     from kgwalk.kg.ingest import ingest
 
     if not cfg.kg.path:
         raise KgwalkError("no KG file given: pass --kg FILE or set kg.path in conf")
-    return timed("ingest", lambda: ingest(cfg.kg.path, cfg.root, cfg.kg.format, cfg.ingest.max_label_length), lambda r: r.summary())[0]
+    return timed("ingest", lambda: ingest(cfg.kg.path, cfg.root, cfg.kg.format, cfg.ingest.max_label_length), lambda r: r.summary())
 
 
-def run_walks(cfg: Config, spark=None):
+def run_walks(cfg: Config, spark=None) -> WalksResult:
     from kgwalk.walks.spark_job import build_walks
 
     return timed(
         "walks",
         lambda: build_walks(cfg, spark),
         lambda r: f"{r.walks:,} walks from {r.roots:,} roots ({','.join(cfg.walks.kinds)}, direction {cfg.walks.direction}, depth {cfg.walks.depth})",
-    )[0]
+    )
 
 
 def run_verbalize(cfg: Config) -> int:
     from kgwalk.verbalize.pipeline import verbalize_walks
 
-    return timed("verbalize", lambda: verbalize_walks(cfg), lambda n: f"{n:,} sentences ({cfg.verbalize.verbalizer})")[0]
+    return timed("verbalize", lambda: verbalize_walks(cfg), lambda n: f"{n:,} sentences ({cfg.verbalize.verbalizer})")
 
 
 def run_embed(cfg: Config) -> int:
     from kgwalk.embed.pipeline import embed_texts
 
-    return timed("embed", lambda: embed_texts(cfg), lambda n: f"{n:,} vectors ({cfg.embed.model})")[0]
+    return timed("embed", lambda: embed_texts(cfg), lambda n: f"{n:,} vectors ({cfg.embed.model})")
 
 
-def run_index(cfg: Config):
+def run_index(cfg: Config) -> IndexResult:
     from kgwalk.index.build import build_index
 
     def describe(r) -> str:
@@ -74,7 +79,7 @@ def run_index(cfg: Config):
             text += f" ({r.entities_without_walks:,} entities have no walk and no node point)"
         return text + (f"; index {size / 2**20:,.1f} MiB" if size else "")
 
-    return timed("index", lambda: build_index(cfg), describe)[0]
+    return timed("index", lambda: build_index(cfg), describe)
 
 
 @dataclass

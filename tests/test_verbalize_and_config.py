@@ -58,3 +58,20 @@ def test_config_defaults_overrides_and_errors(tmp_path):
     bad.write_text("walks: [1, 2")
     with pytest.raises(KgwalkError, match="not valid YAML"):
         load_config(bad)
+
+
+def test_conf_local_yaml_and_code_defaults_agree():
+    """Without conf/local.yaml (an installed wheel) the code's defaults must give the same build,
+    except for what is specific to the demo: its name, its KG and the MetaQA phrase map."""
+    from dataclasses import asdict
+
+    from kgwalk.config import Config
+    from kgwalk.walks import WalkSpec
+
+    from_yaml, from_code = asdict(load_config()), asdict(Config())
+    for key in ("name", "kg"):
+        from_yaml.pop(key), from_code.pop(key)
+    from_yaml["verbalize"].pop("phrases"), from_code["verbalize"].pop("phrases")
+    from_yaml["spark"].pop("settings"), from_code["spark"].pop("settings")
+    assert from_yaml == from_code
+    assert WalkSpec.from_conf(load_config().walks) == WalkSpec()

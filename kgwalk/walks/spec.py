@@ -30,7 +30,7 @@ class WalkSpec:
     direction: str = "both"
     depth: int = 3
     hub_degree: int | None = 50
-    max_per_signature: int | None = 4
+    max_per_signature: int | None = 1
     max_per_root: int | None = None
     seed: int = 42
     walks_per_root: int = 60
