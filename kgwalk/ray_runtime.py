@@ -53,7 +53,7 @@ def write_dataset(ds, path: str, schema) -> int:
     return written
 
 
-def read_delta(path: str, columns: list[str], rows_per_block: int):
+def read_delta(path: str, columns: list[str], rows_per_block: int, what: str = ""):
     """A Delta table's current files as a Ray Dataset in blocks of at most `rows_per_block` rows.
 
     Our tables are often one large row group; without the split Ray Data sees one block, so one
@@ -63,5 +63,5 @@ def read_delta(path: str, columns: list[str], rows_per_block: int):
 
     from kgwalk.storage import current_files
 
-    ds = ray.data.read_parquet(current_files(path), columns=columns)
+    ds = ray.data.read_parquet(current_files(path, what), columns=columns)
     return ds.repartition(target_num_rows_per_block=rows_per_block)

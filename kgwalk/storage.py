@@ -50,6 +50,6 @@ def write_table(
     return DeltaTable(str(path)).version()
 
 
-def current_files(path: str | Path) -> list[str]:
+def current_files(path: str | Path, what: str = "") -> list[str]:
     """URIs of the Parquet files of the current version: never list the folder, it holds removed files."""
-    return open_table(path).file_uris()
+    return open_table(path, what).file_uris()

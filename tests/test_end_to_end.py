@@ -113,3 +113,10 @@ def test_cli_query_json_and_clear_errors(built, tmp_path):
     assert "Traceback" not in missing.stderr
     bad_kg = kgwalk_cli("ingest", "--warehouse", str(tmp_path), "--kg", str(tmp_path / "none.txt"))
     assert bad_kg.returncode == 2 and "KG file not found" in bad_kg.stderr
+
+
+def test_stages_out_of_order_fail_fast_with_a_hint(tmp_path):
+    for stage, hint in [("walks", "ingest"), ("verbalize", "walks"), ("embed", "verbalize"), ("index", "walks")]:
+        out = kgwalk_cli(stage, "--warehouse", str(tmp_path))
+        assert out.returncode == 2, out.stderr
+        assert f"run `kgwalk {hint}` first" in out.stderr and "Traceback" not in out.stderr

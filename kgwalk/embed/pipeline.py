@@ -8,6 +8,7 @@ import pyarrow as pa
 from kgwalk.config import Config
 from kgwalk.embed.model import make_embedder
 from kgwalk.ray_runtime import cluster_cpus, init_ray, pool_size, read_delta, write_dataset
+from kgwalk.storage import open_table
 
 VECTORS_SCHEMA = pa.schema([("walk_id", pa.int64()), ("vector", pa.list_(pa.float32()))])
 
@@ -37,11 +38,12 @@ class _EmbedActor:
 
 def embed_texts(cfg: Config) -> int:
     """Embed every walk text; returns the number of vectors written."""
+    open_table(cfg.table("texts"), what="verbalize")  # fail fast, before Ray starts
     ray = init_ray(cfg.ray)
     actors = pool_size(cfg.embed.actors)
     threads = cfg.embed.threads_per_actor or max(1, cluster_cpus() // actors)
     block_rows = cfg.embed.batch_size * 8
-    ds = read_delta(cfg.table("texts"), ["walk_id", "text"], block_rows).map_batches(
+    ds = read_delta(cfg.table("texts"), ["walk_id", "text"], block_rows, "verbalize").map_batches(
         _EmbedActor,
         fn_constructor_kwargs={
             "model": cfg.embed.model,

@@ -6,6 +6,7 @@ import pyarrow as pa
 
 from kgwalk.config import Config
 from kgwalk.ray_runtime import init_ray, read_delta, write_dataset
+from kgwalk.storage import open_table
 from kgwalk.verbalize.base import make_verbalizer
 
 TEXTS_SCHEMA = pa.schema([("walk_id", pa.int64()), ("root", pa.int64()), ("text", pa.string())])
@@ -20,8 +21,9 @@ def _verbalize_batch(batch: pa.Table, name: str, phrases: dict[str, list[str]]) 
 def verbalize_walks(cfg: Config) -> int:
     """Verbalize every walk; returns the number of sentences written."""
     make_verbalizer(cfg.verbalize.verbalizer, cfg.verbalize.phrases)  # fail fast on a bad name
+    open_table(cfg.table("walks"), what="walks")  # and on a missing input, before Ray starts
     init_ray(cfg.ray)
-    ds = read_delta(cfg.table("walks"), _WALK_COLUMNS, cfg.verbalize.batch_size).map_batches(
+    ds = read_delta(cfg.table("walks"), _WALK_COLUMNS, cfg.verbalize.batch_size, "walks").map_batches(
         _verbalize_batch,
         fn_kwargs={"name": cfg.verbalize.verbalizer, "phrases": cfg.verbalize.phrases},
         batch_format="pyarrow",

@@ -47,6 +47,8 @@ def build_walks(cfg: Config, spark=None) -> WalksResult:
     """Run the job on `spark`, the active session, or a session of its own that it stops after."""
     from pyspark.sql import SparkSession
 
+    for name in ("edges", "entities", "relations"):
+        open_table(cfg.table(name), what="ingest")  # fail fast, before Spark starts
     own_session = spark is None and SparkSession.getActiveSession() is None
     spark = spark or get_spark(cfg.spark)
     try:
