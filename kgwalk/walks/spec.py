@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from kgwalk.errors import KgwalkError
+
+if TYPE_CHECKING:
+    from kgwalk.config import WalksConf
 
 DIRECTIONS = ("out", "in", "both")
 KINDS = ("bfs", "random")
@@ -51,7 +55,7 @@ class WalkSpec:
                 raise KgwalkError(f"walks.{name} must be >= 1 or null, got {value}")
 
     @classmethod
-    def from_conf(cls, conf: "WalksConf") -> "WalkSpec":  # noqa: F821 - avoid importing config here
+    def from_conf(cls, conf: WalksConf) -> WalkSpec:
         return cls(
             kinds=tuple(conf.kinds),
             direction=conf.direction,
