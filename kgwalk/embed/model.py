@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 from typing import Protocol
 
@@ -24,13 +25,14 @@ class Embedder(Protocol):
 
 def resolve_model(name: str) -> str:
     """A local path for bundled models (offline), else the name/path as given."""
-    if name in _BUNDLED or name.removeprefix("sentence-transformers/") in _BUNDLED:
-        module, fn = _BUNDLED[name.removeprefix("sentence-transformers/")]
-        try:
-            return str(getattr(__import__(module), fn)())
-        except ImportError:
-            return name
-    return name
+    bundled = _BUNDLED.get(name.removeprefix("sentence-transformers/"))
+    if bundled is None:
+        return name
+    module, fn = bundled
+    try:
+        return str(getattr(importlib.import_module(module), fn)())
+    except ImportError:
+        return name
 
 
 class SentenceTransformerEmbedder:

@@ -40,8 +40,9 @@ def build_index(cfg: Config, progress: bool = True) -> IndexResult:
         raise KgwalkError(f"texts ({texts.num_rows:,}) do not match walks ({walks.num_rows:,}): rerun `kgwalk verbalize`")
     meta = walks.append_column("text", texts.column("text"))
     vectors = open_table(cfg.table("vectors"), what="embed").to_pyarrow_dataset()
-    if vectors.count_rows() != walks.num_rows:
-        raise KgwalkError(f"vectors cover {vectors.count_rows():,} of {walks.num_rows:,} walks: rerun `kgwalk embed`")
+    vector_rows = vectors.count_rows()
+    if vector_rows != walks.num_rows:
+        raise KgwalkError(f"vectors cover {vector_rows:,} of {walks.num_rows:,} walks: rerun `kgwalk embed`")
     entities = read_table(cfg.table("entities"), ["id", "label"], what="ingest").sort_by("id")
     entity_ids = entities.column("id").to_numpy()
     meta_ids = meta.column("walk_id").to_numpy()
@@ -55,7 +56,9 @@ def build_index(cfg: Config, progress: bool = True) -> IndexResult:
     for batch in vectors.to_batches(batch_size=step):
         ids = batch.column("walk_id").to_numpy()
         vecs = arrow_to_vectors(batch.column("vector"))
-        rows = np.searchsorted(meta_ids, ids)
+        rows = np.minimum(np.searchsorted(meta_ids, ids), len(meta_ids) - 1)
+        if not np.array_equal(meta_ids[rows], ids):
+            raise KgwalkError("vectors belong to walks that no longer exist: rerun `kgwalk embed`")
         if sums is None:
             dim = vecs.shape[1]
             sums = np.zeros((len(entity_ids), dim), np.float64)
