@@ -50,10 +50,14 @@ class WalksConf:
     direction: str = "both"  # out | in | both
     depth: int = 3
     hub_degree: int | None = 50
+    bfs_mode: str = "reached"  # reached | maximal
     max_per_signature: int | None = 1
     max_per_root: int | None = None
     seed: int = 42
+    engine: str = "auto"  # auto | memory | join
+    max_graph_bytes: int = 4 * 2**30  # auto: the in-memory engine up to this CSR size, else join
     roots_per_batch: int = 1024
+    max_paths_per_batch: int = 4_000_000
     random: RandomWalkConf = field(default_factory=RandomWalkConf)
 
 

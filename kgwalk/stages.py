@@ -53,7 +53,7 @@ def run_walks(cfg: Config, spark=None) -> WalksResult:
     return timed(
         "walks",
         lambda: build_walks(cfg, spark),
-        lambda r: f"{r.walks:,} walks from {r.roots:,} roots ({','.join(cfg.walks.kinds)}, direction {cfg.walks.direction}, depth {cfg.walks.depth})",
+        lambda r: f"{r.walks:,} walks from {r.roots:,} roots ({r.engine} engine; {','.join(cfg.walks.kinds)}, direction {cfg.walks.direction}, depth {cfg.walks.depth})",
     )
 
 

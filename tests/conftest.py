@@ -5,7 +5,8 @@ import pytest
 
 from kgwalk.kg.ingest import build_tables
 from kgwalk.kg.readers import ReadResult
-from kgwalk.walks import Graph
+from kgwalk.walks import Graph, WalkSpec, all_walks
+from kgwalk.walks.labels import LabelLookup
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
@@ -23,6 +24,13 @@ def tables_from(triples: list[tuple[str, str, str]]):
 def graph_from(triples: list[tuple[str, str, str]], direction: str = "both") -> Graph:
     t = tables_from(triples)
     return Graph.from_arrow(t.edges, t.entities, t.relations, direction)
+
+
+def labelled_walks(triples: list[tuple[str, str, str]], spec: WalkSpec, **engine_args) -> list[dict]:
+    """Every root's walks on a hand-made graph, as rows with node_labels and rel_labels."""
+    t = tables_from(triples)
+    graph = Graph.from_arrow(t.edges, t.entities, t.relations, spec.direction)
+    return LabelLookup(t.entities, t.relations).attach(all_walks(graph, spec, **engine_args)).to_pylist()
 
 
 @pytest.fixture(scope="session")

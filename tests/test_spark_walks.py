@@ -1,12 +1,17 @@
 """The Spark walks job writes to Delta exactly what the in-process engine computes."""
 
+import numpy as np
+import pyarrow as pa
+import pytest
+
 from kgwalk.config import load_config
+from kgwalk.errors import KgwalkError
 from kgwalk.kg.ingest import ingest
 from kgwalk.storage import read_table
-from kgwalk.walks import Graph, WalkSpec, all_walks
+from kgwalk.walks import WALKS_SCHEMA, Graph, WalkSpec, all_walks
 from kgwalk.walks.spark_job import build_walks
 
-from conftest import SAMPLE_KG
+from conftest import SAMPLE_KG, TINY_KG, tables_from
 
 
 def test_spark_job_matches_engine_for_any_partitioning(spark, tmp_path):
@@ -59,3 +64,60 @@ def test_spark_reads_only_the_current_version_of_a_delta_rs_table(spark, tmp_pat
     write_table(path, pa.table({"x": [10, 20]}))  # overwrite: the old file stays in the folder
     assert len(list(path.glob("*.parquet"))) == 2
     assert sorted(r.x for r in read_delta(spark, str(path)).collect()) == [10, 20]
+
+
+def random_kg(seed: int, nodes: int = 40, edges: int = 120) -> list[tuple[str, str, str]]:
+    """A small random KG with what breaks walkers: hubs, self-loops, parallel and reverse edges."""
+    rng = np.random.default_rng(seed)
+    weights = 1.0 / np.arange(1, nodes + 1)  # Zipf-like: a few hubs
+    heads = rng.choice(nodes, edges, p=weights / weights.sum())
+    tails = rng.choice(nodes, edges)
+    rels = rng.choice(["r", "s", "t"], edges)
+    triples = {(f"N{h}", r, f"N{t}") for h, r, t in zip(heads, rels, tails)}
+    triples |= {("N1", "r", "N1"), ("N2", "r", "N3"), ("N2", "s", "N3"), ("N3", "r", "N2")}
+    return sorted(triples)
+
+
+JOIN_SPECS = [
+    WalkSpec(kinds=("bfs", "random"), direction="both", depth=3, hub_degree=6, walks_per_root=12, length=3),
+    WalkSpec(kinds=("bfs",), direction="out", depth=3, hub_degree=None, max_per_signature=None, bfs_mode="maximal"),
+    WalkSpec(kinds=("bfs", "random"), direction="in", depth=2, max_per_signature=1, max_per_root=3, walks_per_root=20),
+]
+
+
+@pytest.mark.parametrize("spec", JOIN_SPECS, ids=["both-hubs", "out-maximal", "in-capped"])
+def test_join_engine_writes_the_same_walks_as_the_memory_engine(spark, spec):
+    from kgwalk.walks.join_engine import join_walks
+
+    t = tables_from(random_kg(seed=len(spec.kinds) + spec.depth))
+    graph = Graph.from_arrow(t.edges, t.entities, t.relations, spec.direction)
+    expected = all_walks(graph, spec).sort_by("walk_id")
+    assert expected.num_rows > 50
+    joined = join_walks(spark, spark.createDataFrame(t.edges.to_pandas()), spark.createDataFrame(t.entities.to_pandas()), spec)
+    got = pa.Table.from_pandas(joined.toPandas(), schema=WALKS_SCHEMA, preserve_index=False).sort_by("walk_id")
+    assert got.equals(expected)
+
+
+def test_walks_job_on_the_join_engine_writes_the_memory_engines_table(spark, tmp_path):
+    cfg = load_config(None, ["walks.engine=join", "walks.depth=2"], warehouse=str(tmp_path), name="j")
+    tables = ingest(TINY_KG, cfg.root)
+    graph = Graph.from_arrow(tables.edges, tables.entities, tables.relations, cfg.walks.direction)
+    expected = all_walks(graph, WalkSpec.from_conf(cfg.walks)).sort_by("walk_id")
+    result = build_walks(cfg, spark)
+    assert (result.engine, result.walks) == ("join", expected.num_rows)
+    assert read_table(cfg.table("walks")).sort_by("walk_id").equals(expected)
+
+
+def test_auto_engine_follows_the_graph_size(tmp_path):
+    from kgwalk.walks.spark_job import choose_engine, csr_bytes
+
+    cfg = load_config(None, warehouse=str(tmp_path), name="a")
+    tables = ingest(TINY_KG, cfg.root)
+    size = csr_bytes(tables.edges.num_rows, tables.entities.num_rows, "both")
+    cfg.walks.max_graph_bytes = size
+    assert choose_engine(cfg) == "memory"
+    cfg.walks.max_graph_bytes = size - 1
+    assert choose_engine(cfg) == "join"
+    cfg.walks.engine = "gpu"
+    with pytest.raises(KgwalkError, match="walks.engine"):
+        choose_engine(cfg)

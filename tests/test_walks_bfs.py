@@ -5,17 +5,15 @@ import pytest
 
 from kgwalk.errors import KgwalkError
 from kgwalk.kg.ids import hash64
-from kgwalk.walks import WalkSpec, all_walks
+from kgwalk.walks import Graph, WalkSpec, all_walks
 
-from conftest import graph_from
+from conftest import SAMPLE_KG, graph_from, labelled_walks
 
 
 def walks_of(triples, root, **spec):
     """Walks from `root` as token tuples: (node, rel, node, ...) with inverse relations as 'rel^-1'."""
-    graph = graph_from(triples, spec.get("direction", "both"))
-    table = all_walks(graph, WalkSpec(**spec)).to_pylist()
     out = []
-    for w in table:
+    for w in labelled_walks(triples, WalkSpec(**spec)):
         if w["node_labels"][0] != root:
             continue
         tokens = [w["node_labels"][0]]
@@ -111,8 +109,53 @@ def test_max_per_root_keeps_shortest():
     assert [len(w) for w in walks] == [3, 5]
 
 
+def test_maximal_mode_drops_exactly_the_walks_another_walk_extends():
+    # A-r-B-s-C and A-t-D: the reached walks A>B, A>B>C, A>D; A>B is a prefix of A>B>C.
+    triples = [("A", "r", "B"), ("B", "s", "C"), ("A", "t", "D")]
+    reached = walks_of(triples, "A", direction="out", depth=3)
+    maximal = walks_of(triples, "A", direction="out", depth=3, bfs_mode="maximal")
+    assert set(reached) == {("A", "r", "B"), ("A", "r", "B", "s", "C"), ("A", "t", "D")}
+    assert set(maximal) == {("A", "r", "B", "s", "C"), ("A", "t", "D")}
+
+
+def test_maximal_mode_keeps_every_fact_of_the_reached_walks():
+    """On a real sample: no information is lost, only repeated (every dropped walk is a prefix
+    of a kept one), and no kept walk is a prefix of another."""
+    from kgwalk.kg.ingest import build_tables
+    from kgwalk.kg.readers import read_kg
+
+    tables = build_tables(read_kg(SAMPLE_KG), "sample")
+    graph = Graph.from_arrow(tables.edges, tables.entities, tables.relations, "both")
+    reached = all_walks(graph, WalkSpec()).to_pylist()
+    maximal = all_walks(graph, WalkSpec(bfs_mode="maximal")).to_pylist()
+
+    def path(w):
+        return (w["root"], *zip(w["rels"], w["inverse"], w["nodes"][1:]))
+
+    kept = {path(w) for w in maximal}
+    prefixes = {p[:i] for p in kept for i in range(2, len(p))}
+    assert len(maximal) < len(reached)
+    assert all(path(w) in kept or path(w) in prefixes for w in reached)
+    assert not kept & prefixes
+
+
+def test_bounded_working_memory_gives_the_same_walks():
+    """max_paths splits a BFS level into chunks (and random walkers into groups); the walks must
+    not change, however small the bound."""
+    from kgwalk.kg.ingest import build_tables
+    from kgwalk.kg.readers import read_kg
+
+    tables = build_tables(read_kg(SAMPLE_KG), "sample")
+    graph = Graph.from_arrow(tables.edges, tables.entities, tables.relations, "both")
+    spec = WalkSpec(kinds=("bfs", "random"), walks_per_root=10)
+    expected = all_walks(graph, spec).sort_by("walk_id")
+    assert all_walks(graph, spec, roots_per_batch=64, max_paths=50).sort_by("walk_id").equals(expected)
+
+
 def test_bad_spec_is_a_clear_error():
     with pytest.raises(KgwalkError, match="direction"):
         WalkSpec(direction="sideways")
     with pytest.raises(KgwalkError, match="depth"):
         WalkSpec(depth=0)
+    with pytest.raises(KgwalkError, match="bfs_mode"):
+        WalkSpec(bfs_mode="longest")

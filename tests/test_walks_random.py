@@ -5,7 +5,7 @@ import numpy as np
 from kgwalk.walks import WalkSpec, all_walks, generate_walks
 from kgwalk.walks.graph import Graph
 
-from conftest import graph_from, tables_from
+from conftest import graph_from, labelled_walks, tables_from
 
 TRIPLES = [
     ("A", "r", "B"), ("B", "s", "C"), ("C", "t", "A"), ("A", "u", "D"), ("D", "r", "E"),
@@ -60,9 +60,8 @@ def test_counts_add_up_to_walks_per_root():
 
 def test_steps_are_uniform_over_neighbours():
     leaves = [f"L{i}" for i in range(4)]
-    graph = graph_from([("S", "r", leaf) for leaf in leaves], "out")
     n = 20000
-    walks = all_walks(graph, WalkSpec(kinds=("random",), direction="out", walks_per_root=n, length=1)).to_pylist()
+    walks = labelled_walks([("S", "r", leaf) for leaf in leaves], WalkSpec(kinds=("random",), direction="out", walks_per_root=n, length=1))
     counts = {w["node_labels"][1]: w["count"] for w in walks if w["node_labels"][0] == "S"}
     assert set(counts) == set(leaves)
     observed = np.array([counts[leaf] for leaf in leaves])
@@ -72,7 +71,6 @@ def test_steps_are_uniform_over_neighbours():
 
 def test_hub_stops_random_walks():
     triples = [(f"X{i}", "r", "H") for i in range(5)] + [("A", "s", "H")]
-    graph = graph_from(triples)
-    walks = all_walks(graph, WalkSpec(kinds=("random",), walks_per_root=50, length=3, hub_degree=3)).to_pylist()
+    walks = labelled_walks(triples, WalkSpec(kinds=("random",), walks_per_root=50, length=3, hub_degree=3))
     for w in walks:
         assert "H" not in w["node_labels"][1:-1], w  # may end at the hub, never pass it

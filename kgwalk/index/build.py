@@ -14,8 +14,9 @@ from kgwalk.embed.pipeline import arrow_to_vectors
 from kgwalk.errors import KgwalkError
 from kgwalk.index.store import collection_names, open_store
 from kgwalk.storage import open_table, read_table
+from kgwalk.verbalize.pipeline import load_labels
 
-_PAYLOAD_COLUMNS = ["walk_id", "root", "kind", "count", "nodes", "node_labels", "rel_labels", "inverse"]
+_PAYLOAD_COLUMNS = ["walk_id", "root", "kind", "count", "nodes", "rels", "inverse"]
 
 
 @dataclass
@@ -38,13 +39,13 @@ def build_index(cfg: Config, progress: bool = True) -> IndexResult:
     texts = read_table(cfg.table("texts"), ["walk_id", "text"], what="verbalize").sort_by("walk_id")
     if not walks.column("walk_id").equals(texts.column("walk_id")):
         raise KgwalkError(f"texts ({texts.num_rows:,}) do not match walks ({walks.num_rows:,}): rerun `kgwalk verbalize`")
-    meta = walks.append_column("text", texts.column("text"))
+    labels = load_labels(cfg)
+    meta = labels.attach(walks).drop_columns(["rels"]).append_column("text", texts.column("text"))
     vectors = open_table(cfg.table("vectors"), what="embed").to_pyarrow_dataset()
     vector_rows = vectors.count_rows()
     if vector_rows != walks.num_rows:
         raise KgwalkError(f"vectors cover {vector_rows:,} of {walks.num_rows:,} walks: rerun `kgwalk embed`")
-    entities = read_table(cfg.table("entities"), ["id", "label"], what="ingest").sort_by("id")
-    entity_ids = entities.column("id").to_numpy()
+    entity_ids = labels.entity_ids
     meta_ids = meta.column("walk_id").to_numpy()
 
     store = open_store(cfg)
@@ -78,14 +79,14 @@ def build_index(cfg: Config, progress: bool = True) -> IndexResult:
     node_vecs = sums[has_walks]
     node_vecs /= np.maximum(np.linalg.norm(node_vecs, axis=1, keepdims=True), 1e-12)
     node_vecs = node_vecs.astype(np.float32)
-    labels = entities.column("label").take(pa.array(has_walks)).to_pylist()
+    node_labels = labels.entity_labels(entity_ids[has_walks]).to_pylist()
     store.create(nodes_c, node_vecs.shape[1], graph=True, hnsw_m=cfg.index.hnsw_m)
     for start in tqdm(range(0, len(has_walks), step), desc="index nodes", disable=not progress):
         sl = slice(start, start + step)
         ids = entity_ids[has_walks[sl]]
         payloads = [
             {"id": int(i), "label": label, "walks": int(n)}
-            for i, label, n in zip(ids, labels[sl], walk_counts[has_walks[sl]])
+            for i, label, n in zip(ids, node_labels[sl], walk_counts[has_walks[sl]])
         ]
         store.upsert(nodes_c, ids, node_vecs[sl], payloads)
     store.finish(nodes_c)

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from kgwalk.errors import KgwalkError
+
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
@@ -34,14 +36,14 @@ def fold64(h: np.ndarray, values: np.ndarray) -> np.ndarray:
 class Graph:
     """CSR adjacency in one traversal direction over node indices 0..N-1.
 
-    node_ids are the entities' int64 ids, sorted, so index order is id order.
+    node_ids are the entities' int64 ids, sorted, so index order is id order (likewise rel_ids).
     Entry e of node u: neighbour nbr[e], relation index rel[e], inverse[e] True for a backward step.
+    Labels stay out: executors get ids only (4+4+1 bytes per adjacency entry), labels are joined
+    where they are needed (walks.labels).
     """
 
     node_ids: np.ndarray
-    node_labels: pa.Array
     rel_ids: np.ndarray
-    rel_labels: pa.Array
     indptr: np.ndarray
     nbr: np.ndarray
     rel: np.ndarray
@@ -50,6 +52,14 @@ class Graph:
     @property
     def num_nodes(self) -> int:
         return len(self.node_ids)
+
+    @property
+    def num_entries(self) -> int:
+        return len(self.nbr)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in (self.node_ids, self.rel_ids, self.indptr, self.nbr, self.rel, self.inverse))
 
     @property
     def degree(self) -> np.ndarray:
@@ -64,13 +74,13 @@ class Graph:
 
     @classmethod
     def from_arrow(cls, edges: pa.Table, entities: pa.Table, relations: pa.Table, direction: str) -> "Graph":
-        """Build from the canonical tables (edges(src, rel, dst), entities(id, label), relations(id, label))."""
-        ent = entities.select(["id", "label"]).sort_by("id")
-        rel_t = relations.select(["id", "label"]).sort_by("id")
-        node_ids = ent.column("id").to_numpy()
-        rel_ids = rel_t.column("id").to_numpy()
-        src = np.searchsorted(node_ids, edges.column("src").to_numpy())
-        dst = np.searchsorted(node_ids, edges.column("dst").to_numpy())
+        """Build from the canonical tables (edges(src, rel, dst), entities(id), relations(id))."""
+        node_ids = np.sort(entities.column("id").to_numpy())
+        if len(node_ids) >= 2**31:
+            raise KgwalkError(f"{len(node_ids):,} entities exceed the in-memory engine's int32 node index: set walks.engine=join")
+        rel_ids = np.sort(relations.column("id").to_numpy())
+        src = np.searchsorted(node_ids, edges.column("src").to_numpy()).astype(np.int32)
+        dst = np.searchsorted(node_ids, edges.column("dst").to_numpy()).astype(np.int32)
         rel = np.searchsorted(rel_ids, edges.column("rel").to_numpy()).astype(np.int32)
         parts = []
         if direction in ("out", "both"):
@@ -86,11 +96,9 @@ class Graph:
         np.cumsum(np.bincount(u, minlength=len(node_ids)), out=indptr[1:])
         return cls(
             node_ids=node_ids,
-            node_labels=ent.column("label").combine_chunks(),
             rel_ids=rel_ids,
-            rel_labels=rel_t.column("label").combine_chunks(),
             indptr=indptr,
-            nbr=v.astype(np.int64),
+            nbr=v,
             rel=r,
             inverse=inv,
         )

@@ -1,5 +1,10 @@
-"""The walks stage as a Spark job: roots partitioned across tasks, each running the in-memory
-engine over a broadcast CSR graph (mapInArrow), walks written to Delta."""
+"""The walks stage as a Spark job, on one of two engines that write the same walk table:
+
+- memory: the CSR graph is built once on the driver and broadcast; roots are partitioned across
+  tasks, each running the vectorised NumPy engine over its roots (mapInArrow).
+- join: frontier expansion with DataFrame joins (walks.join_engine), for graphs whose CSR does
+  not fit an executor. `auto` picks memory while the CSR is at most walks.max_graph_bytes.
+"""
 
 from __future__ import annotations
 
@@ -11,27 +16,51 @@ import pyarrow as pa
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from kgwalk.config import Config
+from kgwalk.errors import KgwalkError
 from kgwalk.spark import get_spark, read_delta, write_delta
 from kgwalk.storage import open_table
 from kgwalk.walks.engine import generate_walks
 from kgwalk.walks.graph import Graph
+from kgwalk.walks.join_engine import join_walks
 from kgwalk.walks.spec import WalkSpec
 from kgwalk.walks.table import WALKS_SCHEMA
+
+
+ENGINES = ("auto", "memory", "join")
+CSR_BYTES_PER_ENTRY = 9  # neighbour int32 + relation int32 + direction bool
+CSR_BYTES_PER_NODE = 16  # id int64 + indptr int64
 
 
 @dataclass
 class WalksResult:
     walks: int
     roots: int
+    engine: str
     spark_partitions: int
 
 
-def _walk_partition(graph_bc, spec: WalkSpec, roots_per_batch: int):
+def csr_bytes(edges: int, nodes: int, direction: str) -> int:
+    """The in-memory engine's graph size, known from table sizes before anything is loaded."""
+    entries = edges * (2 if direction == "both" else 1)
+    return entries * CSR_BYTES_PER_ENTRY + nodes * CSR_BYTES_PER_NODE
+
+
+def choose_engine(cfg: Config) -> str:
+    engine = cfg.walks.engine
+    if engine not in ENGINES:
+        raise KgwalkError(f"walks.engine must be one of {ENGINES}, got {engine!r}")
+    if engine != "auto":
+        return engine
+    rows = {n: open_table(cfg.table(n)).to_pyarrow_dataset().count_rows() for n in ("edges", "entities")}
+    return "memory" if csr_bytes(rows["edges"], rows["entities"], cfg.walks.direction) <= cfg.walks.max_graph_bytes else "join"
+
+
+def _walk_partition(graph_bc, spec: WalkSpec, roots_per_batch: int, max_paths: int):
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         graph = graph_bc.value
         ids = [b.column(0).to_numpy() for b in batches]
         roots = np.concatenate(ids) if ids else np.empty(0, np.int64)
-        for table in generate_walks(graph, np.sort(roots), spec, roots_per_batch):
+        for table in generate_walks(graph, np.sort(roots), spec, roots_per_batch, max_paths):
             yield from table.to_batches()
 
     return run
@@ -49,25 +78,43 @@ def build_walks(cfg: Config, spark=None) -> WalksResult:
 
     for name in ("edges", "entities", "relations"):
         open_table(cfg.table(name), what="ingest")  # fail fast, before Spark starts
+    engine = choose_engine(cfg)
     own_session = spark is None and SparkSession.getActiveSession() is None
     spark = spark or get_spark(cfg.spark)
     try:
-        return _build_walks(cfg, spark)
+        return (_memory_engine if engine == "memory" else _join_engine)(cfg, spark)
     finally:
         if own_session:
             spark.stop()  # free the JVM before the Ray stages of a build
 
 
-def _build_walks(cfg: Config, spark) -> WalksResult:
+def _partitions(cfg: Config, spark) -> int:
+    return cfg.spark.partitions or 2 * spark.sparkContext.defaultParallelism
+
+
+def _written(cfg: Config) -> int:
+    return open_table(cfg.table("walks")).to_pyarrow_dataset().count_rows()
+
+
+def _memory_engine(cfg: Config, spark) -> WalksResult:
     spec = WalkSpec.from_conf(cfg.walks)
     graph = load_graph(spark, cfg)
     graph_bc = spark.sparkContext.broadcast(graph)
-    partitions = cfg.spark.partitions or 2 * spark.sparkContext.defaultParallelism
+    partitions = _partitions(cfg, spark)
     roots = spark.createDataFrame(pa.table({"id": graph.node_ids})).repartition(partitions)
     walks = roots.mapInArrow(
-        _walk_partition(graph_bc, spec, cfg.walks.roots_per_batch), from_arrow_schema(WALKS_SCHEMA)
+        _walk_partition(graph_bc, spec, cfg.walks.roots_per_batch, cfg.walks.max_paths_per_batch),
+        from_arrow_schema(WALKS_SCHEMA),
     )
     write_delta(walks, cfg.table("walks"), WALKS_SCHEMA)
     graph_bc.unpersist()
-    count = open_table(cfg.table("walks")).to_pyarrow_dataset().count_rows()
-    return WalksResult(walks=count, roots=graph.num_nodes, spark_partitions=partitions)
+    return WalksResult(walks=_written(cfg), roots=graph.num_nodes, engine="memory", spark_partitions=partitions)
+
+
+def _join_engine(cfg: Config, spark) -> WalksResult:
+    spec = WalkSpec.from_conf(cfg.walks)
+    entities = read_delta(spark, cfg.table("entities"))
+    partitions = _partitions(cfg, spark)
+    walks = join_walks(spark, read_delta(spark, cfg.table("edges")), entities.repartition(partitions), spec)
+    write_delta(walks, cfg.table("walks"), WALKS_SCHEMA)
+    return WalksResult(walks=_written(cfg), roots=entities.count(), engine="join", spark_partitions=partitions)

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
 
 DIRECTIONS = ("out", "in", "both")
 KINDS = ("bfs", "random")
+BFS_MODES = ("reached", "maximal")
 
 
 @dataclass(frozen=True)
@@ -23,10 +24,14 @@ class WalkSpec:
     depth: BFS depth d (max shortest-path distance); also bounds the hub rule's reach.
     hub_degree: a walk may end at a node with more adjacency entries than this, never pass through
         it (the root itself always expands). None disables the rule.
+    bfs_mode: `reached` keeps one walk per reached node (the paper's reference); `maximal` keeps
+        only walks no other kept walk of the root extends (a prefix says nothing its extension
+        does not), applied after both caps.
     max_per_signature: BFS keeps at most this many walks of 2+ steps per (root, relation-path
         signature), the first in canonical order; 1-step walks (the root's own facts) are all
         kept. None disables the cap.
-    max_per_root: at most this many walks per root and kind, shortest first. None disables it.
+    max_per_root: at most this many walks per root and kind (BFS shortest first, random most
+        frequent first). None disables it.
     walks_per_root, length: random walks (n_w and l of Eq. 1), deduplicated per root with a count.
     """
 
@@ -34,6 +39,7 @@ class WalkSpec:
     direction: str = "both"
     depth: int = 3
     hub_degree: int | None = 50
+    bfs_mode: str = "reached"
     max_per_signature: int | None = 1
     max_per_root: int | None = None
     seed: int = 42
@@ -43,6 +49,8 @@ class WalkSpec:
     def __post_init__(self) -> None:
         if self.direction not in DIRECTIONS:
             raise KgwalkError(f"walks.direction must be one of {DIRECTIONS}, got {self.direction!r}")
+        if self.bfs_mode not in BFS_MODES:
+            raise KgwalkError(f"walks.bfs_mode must be one of {BFS_MODES}, got {self.bfs_mode!r}")
         bad = [k for k in self.kinds if k not in KINDS]
         if bad or not self.kinds:
             raise KgwalkError(f"walks.kinds must be a non-empty subset of {KINDS}, got {list(self.kinds)}")
@@ -61,6 +69,7 @@ class WalkSpec:
             direction=conf.direction,
             depth=conf.depth,
             hub_degree=conf.hub_degree,
+            bfs_mode=conf.bfs_mode,
             max_per_signature=conf.max_per_signature,
             max_per_root=conf.max_per_root,
             seed=conf.seed,

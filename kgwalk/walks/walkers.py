@@ -1,6 +1,7 @@
 """Walkers as small strategy classes over a Graph: vectorised NumPy over all roots of a batch.
 
-Each walker turns a batch of root indices into a WalkBlock: padded matrices, one row per walk.
+Each walker turns a batch of root indices into a WalkBlock: padded matrices, one row per walk,
+grouped by root. A root's rows never depend on which other roots share its batch.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from kgwalk.walks.graph import Graph, fold64
+from kgwalk.walks.graph import Graph, fold64, mix64
 from kgwalk.walks.spec import WalkSpec
 
 
@@ -45,12 +46,42 @@ def rank_within_groups(group: np.ndarray) -> np.ndarray:
     return rank
 
 
+def row_hashes(columns: list[np.ndarray]) -> np.ndarray:
+    """A 64-bit hash per row of integer/bool columns: grouping by it replaces np.unique(axis=0),
+    which sorts whole rows and dominated BFS time."""
+    h = np.zeros(len(columns[0]), np.uint64)
+    for col in columns:
+        h = fold64(h, col)
+    return mix64(h)
+
+
+def random_step_entries(seed: int, root_ids: np.ndarray, walk_index: np.ndarray, t: int,
+                        node_ids: np.ndarray, degree: np.ndarray) -> np.ndarray:
+    """The adjacency entry (0..degree-1, canonical order) a random walker takes at step t:
+    hash(seed, root id, walk index, t, current node id) mod degree. Both engines call this, so
+    their random walks agree bit for bit."""
+    h = fold64(np.full(len(root_ids), seed, np.uint64), root_ids)
+    h = fold64(fold64(fold64(h, walk_index), np.full(len(root_ids), t)), node_ids)
+    return (h % degree.astype(np.uint64)).astype(np.int64)
+
+
 def _expand(graph: Graph, frontier: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For frontier nodes, (frontier position, adjacency entry) of every outgoing entry, in order."""
     deg = graph.degree[frontier]
     parent = np.repeat(np.arange(len(frontier)), deg)
     first = np.repeat(graph.indptr[frontier] - np.cumsum(deg) + deg, deg)
     return parent, first + np.arange(len(parent))
+
+
+def _chunks(rows: np.ndarray, weights: np.ndarray, limit: int) -> list[np.ndarray]:
+    """Consecutive runs of `rows` whose weights sum to about `limit` (a run exceeds it by at most
+    one row's weight): bounds the candidate arrays of one BFS level by a setting, not the graph."""
+    if not len(rows) or weights.sum() <= limit:
+        return [rows]
+    before = np.cumsum(weights) - weights
+    group = before // limit
+    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    return np.split(rows, starts[1:])
 
 
 def _passable(graph: Graph, nodes: np.ndarray, hub_degree: int | None) -> np.ndarray:
@@ -60,20 +91,23 @@ def _passable(graph: Graph, nodes: np.ndarray, hub_degree: int | None) -> np.nda
 class Walker:
     kind: ClassVar[str]
 
-    def walk(self, graph: Graph, roots: np.ndarray, spec: WalkSpec) -> WalkBlock:
+    def walk(self, graph: Graph, roots: np.ndarray, spec: WalkSpec, max_paths: int) -> WalkBlock:
+        """Walks of `roots` (node indices); `max_paths` bounds the working arrays' rows."""
         raise NotImplementedError
 
 
 class BFSWalker(Walker):
     """One walk per node reached within `depth`: the root-to-node shortest path (Eq. 2).
 
-    Ties between equally short paths go to the first in canonical order (parent path, then the
-    parent's adjacency order). Hubs end walks but are never passed through.
+    Ties between equally short paths go to the first in canonical order: paths of a level are
+    ordered by their adjacency positions (position at step 1, then at step 2, ...), which is the
+    order expansion visits them. Hubs end walks but are never passed through. Rows come out by
+    root, then level, then canonical order (the `max_per_root` order).
     """
 
     kind = "bfs"
 
-    def walk(self, graph: Graph, roots: np.ndarray, spec: WalkSpec) -> WalkBlock:
+    def walk(self, graph: Graph, roots: np.ndarray, spec: WalkSpec, max_paths: int) -> WalkBlock:
         n, d = graph.num_nodes, spec.depth
         root_pos = np.arange(len(roots))  # which root (batch position) each path belongs to
         nodes = roots[:, None].astype(np.int64)
@@ -85,27 +119,31 @@ class BFSWalker(Walker):
         for t in range(1, d + 1):
             last = nodes[:, -1]
             expandable = np.flatnonzero(_passable(graph, last, spec.hub_degree) | (t == 1))
-            parent, entry = _expand(graph, last[expandable])
-            parent = expandable[parent]
-            cand = graph.nbr[entry]
-            keys = root_pos[parent] * n + cand
-            pos = np.minimum(np.searchsorted(visited, keys), len(visited) - 1)
-            fresh = np.flatnonzero(visited[pos] != keys)
-            _, first = np.unique(keys[fresh], return_index=True)
-            chosen = fresh[np.sort(first)]
-            if not len(chosen):
+            parents, entries = [], []
+            # Chunks run in canonical order and see earlier chunks' picks, so the first path to
+            # each node wins exactly as it would in one pass.
+            for chunk in _chunks(expandable, graph.degree[last[expandable]], max_paths):
+                parent, entry = _expand(graph, last[chunk])
+                parent = chunk[parent]
+                keys = root_pos[parent] * n + graph.nbr[entry]
+                pos = np.minimum(np.searchsorted(visited, keys), len(visited) - 1)
+                fresh = np.flatnonzero(visited[pos] != keys)
+                _, first = np.unique(keys[fresh], return_index=True)
+                pick = fresh[np.sort(first)]
+                visited = np.union1d(visited, keys[pick])
+                parents.append(parent[pick])
+                entries.append(entry[pick])
+            p, e = np.concatenate(parents), np.concatenate(entries)
+            if not len(p):
                 break
-            p, e = parent[chosen], entry[chosen]
-            nodes = np.column_stack([nodes[p], cand[chosen]])
+            nodes = np.column_stack([nodes[p], graph.nbr[e]])
             rels = np.column_stack([rels[p], graph.rel[e]])
             inverse = np.column_stack([inverse[p], graph.inverse[e]])
             root_pos = root_pos[p]
-            visited = np.union1d(visited, keys[chosen])
-            keep = np.ones(len(chosen), bool)
+            keep = np.ones(len(p), bool)
             if spec.max_per_signature is not None and t >= 2:  # a root's own facts are never capped
-                signature = np.column_stack([root_pos, rels, inverse])
-                _, group = np.unique(signature, axis=0, return_inverse=True)
-                keep = rank_within_groups(group.ravel()) < spec.max_per_signature
+                signature = row_hashes([root_pos, *rels.T, *inverse.T])
+                keep = rank_within_groups(signature) < spec.max_per_signature
             pad = d - t
             levels.append(
                 WalkBlock(
@@ -119,7 +157,7 @@ class BFSWalker(Walker):
             )
             level_root.append(root_pos[keep])
         if not levels:
-            return _empty(self.kind, d)
+            return empty_block(self.kind, d)
         block = _concat(levels)
         order = np.argsort(np.concatenate(level_root), kind="stable")  # root, then level, then canonical
         return block.take(order)
@@ -128,19 +166,23 @@ class BFSWalker(Walker):
 class RandomWalker(Walker):
     """`walks_per_root` random walks of `length` steps (Eq. 1), deduplicated per root with counts.
 
-    Counter-based randomness: the entry taken at step t is hash(seed, root id, walk index, t,
-    node id) mod degree over the canonical adjacency, so a root's walks depend only on the graph
-    around it, never on batching, partitioning or machine. A walk stops early at a dead end or hub.
+    Counter-based randomness (`random_step_entries`): a root's walks depend only on the graph
+    around it, never on batching, partitioning, engine or machine. A walk stops early at a dead
+    end or a hub. Rows come out grouped by root.
     """
 
     kind = "random"
 
-    def walk(self, graph: Graph, roots: np.ndarray, spec: WalkSpec) -> WalkBlock:
+    def walk(self, graph: Graph, roots: np.ndarray, spec: WalkSpec, max_paths: int) -> WalkBlock:
+        per_batch = max(1, max_paths // spec.walks_per_root)
+        blocks = [self._walk(graph, roots[i : i + per_batch], spec) for i in range(0, len(roots), per_batch)]
+        return _concat(blocks) if blocks else empty_block(self.kind, spec.length)
+
+    def _walk(self, graph: Graph, roots: np.ndarray, spec: WalkSpec) -> WalkBlock:
         nw, length = spec.walks_per_root, spec.length
         walker_root = np.repeat(roots, nw)
         walk_index = np.tile(np.arange(nw, dtype=np.int64), len(roots))
-        base = fold64(np.full(len(walker_root), spec.seed, np.uint64), graph.node_ids[walker_root])
-        base = fold64(base, walk_index)
+        root_ids = graph.node_ids[walker_root]
         nodes = np.full((len(walker_root), length + 1), -1, np.int64)
         rels = np.full((len(walker_root), length), -1, np.int32)
         inverse = np.zeros((len(walker_root), length), bool)
@@ -152,33 +194,35 @@ class RandomWalker(Walker):
             rows = np.flatnonzero(alive)
             if not len(rows):
                 break
-            h = fold64(fold64(base[rows], np.full(len(rows), t)), graph.node_ids[cur[rows]])
-            entry = graph.indptr[cur[rows]] + (h % deg[rows].astype(np.uint64)).astype(np.int64)
+            step = random_step_entries(spec.seed, root_ids[rows], walk_index[rows], t, graph.node_ids[cur[rows]], deg[rows])
+            entry = graph.indptr[cur[rows]] + step
             nodes[rows, t] = graph.nbr[entry]
             rels[rows, t - 1] = graph.rel[entry]
             inverse[rows, t - 1] = graph.inverse[entry]
             cur[rows] = graph.nbr[entry]
-        steps = (nodes[:, 1:] >= 0).sum(axis=1).astype(np.int8)
-        moved = steps > 0
-        rows = np.column_stack([nodes, rels, inverse])[moved]
-        if not len(rows):
-            return _empty(self.kind, length)
-        # Root index leads each row, so unique rows come out grouped by root.
-        uniq, counts = np.unique(rows, axis=0, return_counts=True)
+        moved = np.flatnonzero(nodes[:, 1] >= 0)
+        if not len(moved):
+            return empty_block(self.kind, length)
+        nodes, rels, inverse = nodes[moved], rels[moved], inverse[moved]
+        # Walker rows are grouped by root, and so are the first occurrences np.unique returns
+        # once sorted: the deduplicated rows stay grouped by root.
+        _, first, counts = np.unique(row_hashes([*nodes.T, *rels.T, *inverse.T]), return_index=True, return_counts=True)
+        order = np.argsort(first)
+        rows = first[order]
         return WalkBlock(
             self.kind,
-            uniq[:, : length + 1],
-            uniq[:, length + 1 : 2 * length + 1].astype(np.int32),
-            uniq[:, 2 * length + 1 :].astype(bool),
-            (uniq[:, 1 : length + 1] >= 0).sum(axis=1).astype(np.int8),
-            counts.astype(np.int32),
+            nodes[rows],
+            rels[rows],
+            inverse[rows],
+            (nodes[rows, 1:] >= 0).sum(axis=1).astype(np.int8),
+            counts[order].astype(np.int32),
         )
 
 
 WALKERS: dict[str, Walker] = {w.kind: w for w in (BFSWalker(), RandomWalker())}
 
 
-def _empty(kind: str, width: int) -> WalkBlock:
+def empty_block(kind: str, width: int) -> WalkBlock:
     return WalkBlock(
         kind,
         np.empty((0, width + 1), np.int64),
@@ -198,11 +242,3 @@ def _concat(blocks: list[WalkBlock]) -> WalkBlock:
         np.concatenate([b.steps for b in blocks]),
         np.concatenate([b.count for b in blocks]),
     )
-
-
-def cap_per_root(block: WalkBlock, max_per_root: int | None) -> WalkBlock:
-    """Keep each root's first `max_per_root` walks in emission order (BFS: shortest first;
-    random: canonical row order)."""
-    if max_per_root is None or not len(block):
-        return block
-    return block.take(np.flatnonzero(rank_within_groups(block.nodes[:, 0]) < max_per_root))

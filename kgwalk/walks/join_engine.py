@@ -1,0 +1,193 @@
+"""The join engine: walks by frontier expansion with DataFrame joins against an adjacency table,
+the way GraphFrames traverses, for graphs beyond an executor's memory.
+
+It computes the same walk table as the in-memory engine: the adjacency table carries each
+entry's position in the canonical order (relation, direction, neighbour), BFS keeps per
+(root, node) the path with the smallest position sequence (the in-memory engine's first path),
+and random steps call the very function the in-memory walker calls.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import from_arrow_schema
+from pyspark.sql.types import StructType
+
+from kgwalk.walks.spec import WalkSpec
+from kgwalk.walks.table import WALKS_SCHEMA, prefix_ids, walk_ids_of
+from kgwalk.walks.walkers import random_step_entries
+
+
+def adjacency(edges: DataFrame, direction: str) -> DataFrame:
+    """(u, pos, v, rel, inverse, v_deg): every traversal entry with its canonical position and
+    the degree of the node it leads to (hubs are known without another join)."""
+    parts = []
+    if direction in ("out", "both"):
+        parts.append(edges.select(F.col("src").alias("u"), F.col("dst").alias("v"), "rel", F.lit(False).alias("inverse")))
+    if direction in ("in", "both"):
+        backward = edges.where(F.col("src") != F.col("dst")) if direction == "both" else edges  # a self-loop is one fact
+        parts.append(backward.select(F.col("dst").alias("u"), F.col("src").alias("v"), "rel", F.lit(True).alias("inverse")))
+    adj = parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
+    adj = adj.withColumn("pos", F.row_number().over(Window.partitionBy("u").orderBy("rel", "inverse", "v")) - 1)
+    deg = adj.groupBy("u").agg(F.count("*").alias("deg"))
+    v_deg = deg.select(F.col("u").alias("v"), F.col("deg").alias("v_deg"))
+    return adj.join(v_deg, "v", "left").fillna(0, ["v_deg"])
+
+
+def _steps_from(adj: DataFrame, node_column: str) -> DataFrame:
+    """The adjacency renamed for joining onto walk state: `u` as the state's node column, the
+    step's direction apart from the walk's `inverse` list."""
+    return adj.select(F.col("u").alias(node_column), "pos", "v", "rel", F.col("inverse").alias("step_inverse"), "v_deg")
+
+
+def _passable(deg_col: str, spec: WalkSpec, t: int):
+    """The hub rule: the root always expands, later nodes only up to hub_degree entries."""
+    if spec.hub_degree is None or t == 1:
+        return F.lit(True)
+    return F.col(deg_col) <= spec.hub_degree
+
+
+def _ids_appended(df: DataFrame, kind: str, with_prefixes: bool = False) -> DataFrame:
+    """Adds walk_id (and `prefixes`: the ids of its proper prefixes) by the shared NumPy code."""
+    extra = pa.schema([("walk_id", pa.int64())] + ([("prefixes", pa.list_(pa.int64()))] if with_prefixes else []))
+
+    def add(batches):
+        for batch in batches:
+            columns = [pa.array(walk_ids_of(batch, kind))]
+            if with_prefixes:
+                ids, valid = prefix_ids(batch, kind)
+                offsets = np.zeros(len(ids) + 1, np.int32)
+                np.cumsum(valid.sum(axis=1), out=offsets[1:])
+                columns.append(pa.ListArray.from_arrays(pa.array(offsets), pa.array(ids[valid])))
+            yield pa.RecordBatch.from_arrays(list(batch.columns) + columns, names=batch.schema.names + extra.names)
+
+    return df.mapInArrow(add, StructType(list(df.schema.fields) + list(from_arrow_schema(extra).fields)))
+
+
+def _finish(walks: DataFrame, kind: str, spec: WalkSpec, order: list) -> DataFrame:
+    """The shared per-root rules (see table.finish) as DataFrame operations."""
+    if spec.max_per_root is not None:
+        rank = F.row_number().over(Window.partitionBy("root").orderBy(*order))
+        walks = walks.withColumn("_rank", rank).where(F.col("_rank") <= spec.max_per_root).drop("_rank")
+    if kind == "bfs" and spec.bfs_mode == "maximal":
+        walks = _ids_appended(walks.drop("walk_id"), kind, with_prefixes=True)
+        extended = walks.select(F.explode("prefixes").alias("walk_id")).distinct()
+        walks = walks.drop("prefixes").join(extended, "walk_id", "left_anti")
+    return walks
+
+
+def bfs_walks(spark: SparkSession, roots: DataFrame, adj: DataFrame, spec: WalkSpec) -> DataFrame:
+    """BFS walks of `roots` (column id) level by level: expand, drop reached nodes, keep the
+    canonically first path per (root, node), cap per signature."""
+    paths = roots.select(
+        F.col("id").alias("root"),
+        F.col("id").alias("last"),
+        F.array(F.col("id")).alias("nodes"),
+        F.array().cast("array<bigint>").alias("rels"),
+        F.array().cast("array<boolean>").alias("inverse"),
+        F.array().cast("array<int>").alias("key"),
+        F.lit(0).cast("bigint").alias("last_deg"),
+    )
+    visited = roots.select(F.col("id").alias("root"), F.col("id").alias("v"))
+    levels = []
+    for t in range(1, spec.depth + 1):
+        frontier = paths.where(_passable("last_deg", spec, t))
+        cand = frontier.join(_steps_from(adj, "last"), "last").join(visited, ["root", "v"], "left_anti")
+        cand = cand.select(
+            "root",
+            "v",
+            F.concat("nodes", F.array("v")).alias("nodes"),
+            F.concat("rels", F.array("rel")).alias("rels"),
+            F.concat("inverse", F.array("step_inverse")).alias("inverse"),
+            F.concat("key", F.array(F.col("pos").cast("int"))).alias("key"),
+            F.col("v_deg").alias("last_deg"),
+        )
+        first = F.row_number().over(Window.partitionBy("root", "v").orderBy("key"))
+        chosen = cand.withColumn("_first", first).where(F.col("_first") == 1).drop("_first").localCheckpoint()
+        if chosen.isEmpty():
+            break
+        visited = visited.unionByName(chosen.select("root", "v")).localCheckpoint()
+        paths = chosen.withColumnRenamed("v", "last")
+        kept = paths
+        if spec.max_per_signature is not None and t >= 2:  # a root's own facts are never capped
+            rank = F.row_number().over(Window.partitionBy("root", "rels", "inverse").orderBy("key"))
+            kept = kept.withColumn("_rank", rank).where(F.col("_rank") <= spec.max_per_signature).drop("_rank")
+        levels.append(kept.select("root", F.lit(t).cast("tinyint").alias("steps"), "nodes", "rels", "inverse", "key"))
+    if not levels:
+        return spark.createDataFrame([], from_arrow_schema(WALKS_SCHEMA))
+    walks = levels[0]
+    for level in levels[1:]:
+        walks = walks.unionByName(level)
+    walks = walks.withColumn("count", F.lit(1)).withColumn("kind", F.lit("bfs"))
+    walks = _ids_appended(walks, "bfs")
+    return _finish(walks, "bfs", spec, ["steps", "key"]).select(*WALKS_SCHEMA.names)
+
+
+def random_walks(spark: SparkSession, roots: DataFrame, adj: DataFrame, spec: WalkSpec) -> DataFrame:
+    """`walks_per_root` walkers per root, advanced one step per round by a join on (node, position)."""
+    deg = adj.groupBy("u").agg(F.count("*").alias("deg"))
+    walkers = roots.select(F.col("id").alias("root")).crossJoin(
+        spark.range(spec.walks_per_root).select(F.col("id").alias("walk_index"))
+    ).select(
+        "root",
+        "walk_index",
+        F.col("root").alias("cur"),
+        F.array(F.col("root")).alias("nodes"),
+        F.array().cast("array<bigint>").alias("rels"),
+        F.array().cast("array<boolean>").alias("inverse"),
+        F.lit(True).alias("alive"),
+    )
+    for t in range(1, spec.length + 1):
+        pick = _step_udf(spec.seed, t)
+        state = walkers.join(deg.withColumnRenamed("u", "cur"), "cur", "left").fillna(0, ["deg"])
+        moving = F.col("alive") & (F.col("deg") > 0) & _passable("deg", spec, t)
+        stopped = state.where(~moving).withColumn("alive", F.lit(False)).drop("deg")
+        moved = (
+            state.where(moving)
+            .withColumn("pos", pick("root", "walk_index", "cur", "deg"))
+            .join(_steps_from(adj, "cur"), ["cur", "pos"])
+            .select(
+                "root",
+                "walk_index",
+                F.col("v").alias("cur"),
+                F.concat("nodes", F.array("v")).alias("nodes"),
+                F.concat("rels", F.array("rel")).alias("rels"),
+                F.concat("inverse", F.array("step_inverse")).alias("inverse"),
+                F.lit(True).alias("alive"),
+            )
+        )
+        walkers = stopped.unionByName(moved).localCheckpoint()
+    walks = (
+        walkers.where(F.size("rels") > 0)
+        .groupBy("root", "nodes", "rels", "inverse")
+        .agg(F.count("*").cast("int").alias("count"))
+        .withColumn("steps", F.size("rels").cast("tinyint"))
+        .withColumn("kind", F.lit("random"))
+    )
+    walks = _ids_appended(walks, "random")
+    return _finish(walks, "random", spec, [F.col("count").desc(), "walk_id"]).select(*WALKS_SCHEMA.names)
+
+
+def _step_udf(seed: int, t: int):
+    @F.pandas_udf("int")
+    def pick(root: pd.Series, walk_index: pd.Series, cur: pd.Series, deg: pd.Series) -> pd.Series:
+        entries = random_step_entries(seed, root.to_numpy(), walk_index.to_numpy(), t, cur.to_numpy(), deg.to_numpy())
+        return pd.Series(entries.astype(np.int32))
+
+    return pick
+
+
+def join_walks(spark: SparkSession, edges: DataFrame, entities: DataFrame, spec: WalkSpec) -> DataFrame:
+    """Every entity's walks of every kind in `spec`, as a DataFrame in WALKS_SCHEMA."""
+    adj = adjacency(edges, spec.direction).localCheckpoint()
+    roots = entities.select("id")
+    walkers = {"bfs": bfs_walks, "random": random_walks}
+    parts = [walkers[kind](spark, roots, adj, spec) for kind in spec.kinds]
+    walks = parts[0]
+    for part in parts[1:]:
+        walks = walks.unionByName(part)
+    return walks

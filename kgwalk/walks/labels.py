@@ -1,0 +1,52 @@
+"""Labels joined onto walks where they are needed (verbalize, index payloads).
+
+The walks table holds ids only: labels would multiply its size by the walk count, and a label
+fix would otherwise mean rewriting every walk through the entity.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from kgwalk.errors import KgwalkError
+
+
+class LabelLookup:
+    """Entity and relation labels by id, for whole Arrow columns at once."""
+
+    def __init__(self, entities: pa.Table, relations: pa.Table) -> None:
+        ent = entities.select(["id", "label"]).sort_by("id")
+        rel = relations.select(["id", "label"]).sort_by("id")
+        self._entity_ids = ent.column("id").to_numpy()
+        self._entity_labels = ent.column("label").combine_chunks()
+        self._rel_ids = rel.column("id").to_numpy()
+        self._rel_labels = rel.column("label").combine_chunks()
+
+    @property
+    def entity_ids(self) -> np.ndarray:
+        """Every entity id, sorted."""
+        return self._entity_ids
+
+    @staticmethod
+    def _labels_of(ids: np.ndarray, known: np.ndarray, labels: pa.Array, what: str) -> pa.Array:
+        pos = np.minimum(np.searchsorted(known, ids), max(len(known) - 1, 0))
+        if len(ids) and (not len(known) or not np.array_equal(known[pos], ids)):
+            raise KgwalkError(f"walks reference {what} ids missing from the {what} table: rerun `kgwalk walks`")
+        return labels.take(pa.array(pos))
+
+    def _label_lists(self, column: pa.ChunkedArray, known: np.ndarray, labels: pa.Array, what: str) -> pa.ListArray:
+        lists = column.combine_chunks()
+        lengths = lists.value_lengths().to_numpy(zero_copy_only=False)
+        offsets = np.zeros(len(lengths) + 1, np.int32)
+        np.cumsum(lengths, out=offsets[1:])  # flatten() honours slicing; raw .offsets would not
+        return pa.ListArray.from_arrays(pa.array(offsets), self._labels_of(lists.flatten().to_numpy(), known, labels, what))
+
+    def attach(self, walks: pa.Table) -> pa.Table:
+        """`walks` plus node_labels and rel_labels (list<string>) parallel to nodes and rels."""
+        node_labels = self._label_lists(walks.column("nodes"), self._entity_ids, self._entity_labels, "entity")
+        rel_labels = self._label_lists(walks.column("rels"), self._rel_ids, self._rel_labels, "relation")
+        return walks.append_column("node_labels", node_labels).append_column("rel_labels", rel_labels)
+
+    def entity_labels(self, ids: np.ndarray) -> pa.Array:
+        return self._labels_of(np.asarray(ids, np.int64), self._entity_ids, self._entity_labels, "entity")
