@@ -176,13 +176,20 @@ def _build(cls: type, data: dict[str, Any], prefix: str = "") -> Any:
 
 
 def _set_path(data: dict[str, Any], dotted: str, value: Any) -> None:
+    """Set a dotted key. Inside a free-form mapping (spark.settings) the rest of the key is one
+    key, since those keys have dots of their own: spark.settings.spark.driver.memory=8g."""
     parts = dotted.split(".")
-    node = data
-    for p in parts[:-1]:
+    node, cls = data, Config
+    while len(parts) > 1:
+        p = parts.pop(0)
+        hint = typing.get_type_hints(cls).get(p) if cls else None
         node = node.setdefault(p, {})
         if not isinstance(node, dict):
             raise KgwalkError(f"config: cannot set '{dotted}': '{p}' is not a section")
-    node[parts[-1]] = value
+        cls = hint if dataclasses.is_dataclass(hint) else None
+        if typing.get_origin(hint) is dict:
+            parts = [".".join(parts)]
+    node[parts[0]] = value
 
 
 def load_config(

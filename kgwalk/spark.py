@@ -7,12 +7,17 @@ import os
 import shutil
 import sys
 import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-import pyarrow.dataset as pads
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pyspark.sql.pandas.types import from_arrow_schema
+
 
 from kgwalk.config import SparkConf
-from kgwalk.storage import current_files, open_table, write_table
+from kgwalk.storage import commit_files, current_files, open_table
 
 
 def get_spark(conf: SparkConf):
@@ -52,21 +57,71 @@ def read_delta(spark, path: str):
     return spark.read.parquet(*current_files(path))
 
 
-def write_delta(df, path: str, schema) -> None:
+ROW_GROUP_ROWS = 1 << 20
+
+
+def write_delta(df, path: str, schema: pa.Schema) -> None:
     """Overwrite a Delta table with a DataFrame.
 
-    Without delta-spark, executors write Parquet to a staging folder beside the table and the
-    driver streams it into a Delta commit batch by batch (bounded memory), then drops the staging.
+    Without delta-spark, executors write Parquet into a fresh folder inside the table and the
+    driver commits those very files through delta-rs: no copy, and until the commit readers see
+    the previous version.
     """
-    spark = df.sparkSession
-    if has_delta_spark(spark):
+    if has_delta_spark(df.sparkSession):
         df.write.format("delta").mode("overwrite").option("overwriteSchema", "true").save(path)
         return
-    staging = f"{path.rstrip('/')}._staging-{uuid.uuid4().hex[:8]}"
+    with _new_files(path) as folder:
+        df.write.mode("errorifexists").parquet(f"{path.rstrip('/')}/{folder}")
+        commit_files(path, [f"{folder}/{f.name}" for f in sorted((Path(path) / folder).glob("*.parquet"))], schema)
+
+
+def write_delta_from_arrow(source, produce: Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]],
+                           path: str, schema: pa.Schema) -> None:
+    """Overwrite a Delta table with what `produce` makes of each partition of `source`.
+
+    Without delta-spark each task writes its Arrow output straight to a Parquet file with pyarrow
+    and returns only the file's name: the output never crosses into the JVM (converting list
+    columns to Spark rows cost more than computing the walks). Only files of successful task
+    attempts are committed, so retried or speculative tasks cannot duplicate rows.
+    """
+    spark = source.sparkSession
+    if has_delta_spark(spark):
+        write_delta(source.mapInArrow(produce, from_arrow_schema(schema)), path, schema)
+        return
+    with _new_files(path) as folder:
+        target = f"{path.rstrip('/')}/{folder}"
+
+        def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            name, writer, pending = f"part-{uuid.uuid4().hex}.parquet", None, []
+
+            def flush() -> None:
+                nonlocal writer
+                if writer is None:  # an empty partition leaves no file
+                    Path(target).mkdir(parents=True, exist_ok=True)
+                    writer = pq.ParquetWriter(f"{target}/{name}", schema, compression="zstd")
+                writer.write_table(pa.Table.from_batches(pending, schema))
+                pending.clear()
+
+            for batch in produce(batches):
+                pending.append(batch)
+                if sum(b.num_rows for b in pending) >= ROW_GROUP_ROWS:  # few large row groups compress well
+                    flush()
+            if pending:
+                flush()
+            if writer is not None:
+                writer.close()
+                yield pa.RecordBatch.from_pydict({"file": [f"{folder}/{name}"]})
+
+        files = [row.file for row in source.mapInArrow(write, "file string").collect()]
+        commit_files(path, files, schema)
+
+
+@contextmanager
+def _new_files(path: str) -> Iterator[str]:
+    """A fresh folder name inside the table for one write; removed again unless committed."""
+    folder = f"spark-{uuid.uuid4().hex[:12]}"
     try:
-        df.write.mode("overwrite").parquet(staging)
-        dataset = pads.dataset(staging, format="parquet", schema=schema)
-        write_table(path, dataset.scanner(batch_size=65536).to_reader())
-    finally:
-        if Path(staging).exists():
-            shutil.rmtree(staging)
+        yield folder
+    except BaseException:
+        shutil.rmtree(Path(path) / folder, ignore_errors=True)
+        raise

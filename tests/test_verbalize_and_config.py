@@ -48,6 +48,9 @@ def test_config_defaults_overrides_and_errors(tmp_path):
     cfg = load_config(None, ["walks.depth=2", "walks.kinds=[bfs, random]"], name="x")
     assert (cfg.walks.depth, cfg.walks.kinds, cfg.name) == (2, ["bfs", "random"], "x")
     assert cfg.walks.direction == "both" and cfg.verbalize.phrases["directed_by"] == ["was directed by", "directed"]
+    dotted = load_config(None, ["spark.settings.spark.driver.memory=8g", "verbalize.phrases.wrote=[wrote, was written by]"])
+    assert dotted.spark.settings["spark.driver.memory"] == "8g"  # a dotted key inside a mapping stays one key
+    assert dotted.verbalize.phrases["wrote"] == ["wrote", "was written by"]
     with pytest.raises(KgwalkError, match="unknown key 'walks.dept'"):
         load_config(None, ["walks.dept=2"])
     with pytest.raises(KgwalkError, match="'walks.depth' must be int"):

@@ -7,6 +7,7 @@ choices walkers make depend only on the graph, never on input order or partition
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pyarrow as pa
@@ -61,7 +62,7 @@ class Graph:
     def nbytes(self) -> int:
         return sum(a.nbytes for a in (self.node_ids, self.rel_ids, self.indptr, self.nbr, self.rel, self.inverse))
 
-    @property
+    @cached_property
     def degree(self) -> np.ndarray:
         return np.diff(self.indptr)
 

@@ -130,7 +130,8 @@ class BFSWalker(Walker):
                 fresh = np.flatnonzero(visited[pos] != keys)
                 _, first = np.unique(keys[fresh], return_index=True)
                 pick = fresh[np.sort(first)]
-                visited = np.union1d(visited, keys[pick])
+                new = np.sort(keys[pick])  # unique, and none visited yet: a merge keeps it sorted
+                visited = np.insert(visited, np.searchsorted(visited, new), new)
                 parents.append(parent[pick])
                 entries.append(entry[pick])
             p, e = np.concatenate(parents), np.concatenate(entries)
