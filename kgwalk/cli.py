@@ -42,6 +42,10 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("--k-nodes", type=int, help="nodes to retrieve (conf: query.k_nodes)")
     q.add_argument("--k-walks", type=int, help="walks per node (conf: query.k_walks)")
     q.add_argument("--json", action="store_true", help="print JSON for programs")
+    s = sub.add_parser("synth", help="write a synthetic CRAG-like KG (movie, music, sports, finance, open domains)")
+    s.add_argument("--edges", required=True, help="number of triples: 250000, 250k, 1M, 10M ...")
+    s.add_argument("--out", required=True, help="output file: .parquet (recommended), .tsv or .txt (pipe-separated)")
+    s.add_argument("--seed", type=int, default=0, help="random seed; the same edges and seed give the same file (default: 0)")
     return parser
 
 
@@ -64,6 +68,12 @@ def _print_hits(hits) -> None:
 
 def run(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "synth":  # needs no config
+        from kgwalk.kg.synth import parse_size, write_synth
+
+        stats = write_synth(args.out, parse_size(args.edges), args.seed)
+        print(f"{args.out}: {stats.summary()}")
+        return 0
     cfg = config_from_args(args)
     from kgwalk import stages
 
