@@ -54,13 +54,19 @@ def choose_engine(cfg: Config) -> str:
     return "memory" if csr_bytes(rows["edges"], rows["entities"], cfg.walks.direction) <= cfg.walks.max_graph_bytes else "join"
 
 
-def _walk_partition(graph_bc, spec: WalkSpec, roots_per_batch: int, max_paths: int):
+def _walk_partitions(graph_bc, spec: WalkSpec, partitions: int, roots_per_batch: int, max_paths: int):
+    """A mapInArrow function over partition numbers: partition p walks the p-th contiguous slice
+    of the graph's roots. Roots never travel through Spark (no shuffle); ids are hashes, so
+    slices of index order are random samples and the work spreads evenly."""
+
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         graph = graph_bc.value
-        ids = [b.column(0).to_numpy() for b in batches]
-        roots = np.concatenate(ids) if ids else np.empty(0, np.int64)
-        for table in generate_walks(graph, np.sort(roots), spec, roots_per_batch, max_paths):
-            yield from table.to_batches()
+        bounds = np.linspace(0, graph.num_nodes, partitions + 1).astype(np.int64)
+        for batch in batches:
+            for p in batch.column(0).to_numpy():
+                roots = graph.node_ids[bounds[p] : bounds[p + 1]]
+                for table in generate_walks(graph, roots, spec, roots_per_batch, max_paths):
+                    yield from table.to_batches()
 
     return run
 
@@ -101,9 +107,9 @@ def _memory_engine(cfg: Config, spark) -> WalksResult:
     graph = load_graph(cfg)
     graph_bc = spark.sparkContext.broadcast(graph)
     partitions = _partitions(cfg, spark)
-    roots = spark.createDataFrame(pa.table({"id": graph.node_ids})).repartition(partitions)
-    produce = _walk_partition(graph_bc, spec, cfg.walks.roots_per_batch, cfg.walks.max_paths_per_batch)
-    write_delta_from_arrow(roots, produce, cfg.table("walks"), WALKS_SCHEMA)
+    slices = spark.range(partitions, numPartitions=partitions)  # one slice number per task
+    produce = _walk_partitions(graph_bc, spec, partitions, cfg.walks.roots_per_batch, cfg.walks.max_paths_per_batch)
+    write_delta_from_arrow(slices, produce, cfg.table("walks"), WALKS_SCHEMA)
     graph_bc.unpersist()
     return WalksResult(walks=_written(cfg), roots=graph.num_nodes, engine="memory", spark_partitions=partitions)
 
