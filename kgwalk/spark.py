@@ -15,7 +15,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark.sql.pandas.types import from_arrow_schema
 
-
 from kgwalk.config import SparkConf
 from kgwalk.storage import commit_files, current_files, open_table
 

@@ -18,7 +18,7 @@ from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructType
 
 from kgwalk.walks.spec import WalkSpec
-from kgwalk.walks.table import WALKS_SCHEMA, prefix_ids, walk_ids_of
+from kgwalk.walks.table import WALKS_SCHEMA, list_array, prefix_ids, walk_ids_of
 from kgwalk.walks.walkers import random_step_entries
 
 
@@ -60,21 +60,20 @@ def _ids_appended(df: DataFrame, kind: str, with_prefixes: bool = False) -> Data
             columns = [pa.array(walk_ids_of(batch, kind))]
             if with_prefixes:
                 ids, valid = prefix_ids(batch, kind)
-                offsets = np.zeros(len(ids) + 1, np.int32)
-                np.cumsum(valid.sum(axis=1), out=offsets[1:])
-                columns.append(pa.ListArray.from_arrays(pa.array(offsets), pa.array(ids[valid])))
+                columns.append(list_array(pa.array(ids[valid]), valid.sum(axis=1)))
             yield pa.RecordBatch.from_arrays(list(batch.columns) + columns, names=batch.schema.names + extra.names)
 
     return df.mapInArrow(add, StructType(list(df.schema.fields) + list(from_arrow_schema(extra).fields)))
 
 
 def _finish(walks: DataFrame, kind: str, spec: WalkSpec, order: list) -> DataFrame:
-    """The shared per-root rules (see table.finish) as DataFrame operations."""
+    """Content ids, then the shared per-root rules (see table.finish) as DataFrame operations."""
+    maximal = kind == "bfs" and spec.bfs_mode == "maximal"
+    walks = _ids_appended(walks, kind, with_prefixes=maximal)
     if spec.max_per_root is not None:
         rank = F.row_number().over(Window.partitionBy("root").orderBy(*order))
         walks = walks.withColumn("_rank", rank).where(F.col("_rank") <= spec.max_per_root).drop("_rank")
-    if kind == "bfs" and spec.bfs_mode == "maximal":
-        walks = _ids_appended(walks.drop("walk_id"), kind, with_prefixes=True)
+    if maximal:
         extended = walks.select(F.explode("prefixes").alias("walk_id")).distinct()
         walks = walks.drop("prefixes").join(extended, "walk_id", "left_anti")
     return walks
@@ -123,7 +122,6 @@ def bfs_walks(spark: SparkSession, roots: DataFrame, adj: DataFrame, spec: WalkS
     for level in levels[1:]:
         walks = walks.unionByName(level)
     walks = walks.withColumn("count", F.lit(1)).withColumn("kind", F.lit("bfs"))
-    walks = _ids_appended(walks, "bfs")
     return _finish(walks, "bfs", spec, ["steps", "key"]).select(*WALKS_SCHEMA.names)
 
 
@@ -168,7 +166,6 @@ def random_walks(spark: SparkSession, roots: DataFrame, adj: DataFrame, spec: Wa
         .withColumn("steps", F.size("rels").cast("tinyint"))
         .withColumn("kind", F.lit("random"))
     )
-    walks = _ids_appended(walks, "random")
     return _finish(walks, "random", spec, [F.col("count").desc(), "walk_id"]).select(*WALKS_SCHEMA.names)
 
 

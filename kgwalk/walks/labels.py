@@ -10,6 +10,7 @@ import numpy as np
 import pyarrow as pa
 
 from kgwalk.errors import KgwalkError
+from kgwalk.walks.table import list_array
 
 
 class LabelLookup:
@@ -38,9 +39,8 @@ class LabelLookup:
     def _label_lists(self, column: pa.ChunkedArray, known: np.ndarray, labels: pa.Array, what: str) -> pa.ListArray:
         lists = column.combine_chunks()
         lengths = lists.value_lengths().to_numpy(zero_copy_only=False)
-        offsets = np.zeros(len(lengths) + 1, np.int32)
-        np.cumsum(lengths, out=offsets[1:])  # flatten() honours slicing; raw .offsets would not
-        return pa.ListArray.from_arrays(pa.array(offsets), self._labels_of(lists.flatten().to_numpy(), known, labels, what))
+        # flatten() honours slicing; the raw .offsets would not
+        return list_array(self._labels_of(lists.flatten().to_numpy(), known, labels, what), lengths)
 
     def attach(self, walks: pa.Table) -> pa.Table:
         """`walks` plus node_labels and rel_labels (list<string>) parallel to nodes and rels."""

@@ -40,7 +40,8 @@ def walk_ids(kind: str, node_ids: np.ndarray, rel_ids: np.ndarray, inverse: np.n
     return mix64(h).view(np.int64)
 
 
-def _lists(values: pa.Array, lengths: np.ndarray) -> pa.ListArray:
+def list_array(values: pa.Array, lengths: np.ndarray) -> pa.ListArray:
+    """A list column from flat values and per-row lengths."""
     offsets = np.zeros(len(lengths) + 1, np.int32)
     np.cumsum(lengths, out=offsets[1:])
     return pa.ListArray.from_arrays(pa.array(offsets), values)
@@ -71,9 +72,9 @@ def block_to_arrow(graph: Graph, block: WalkBlock) -> pa.Table:
             "kind": pa.array([block.kind] * len(block), pa.string()),
             "steps": block.steps,
             "count": block.count,
-            "nodes": _lists(pa.array(node_ids[node_mask]), steps + 1),
-            "rels": _lists(pa.array(rel_ids[rel_mask]), steps),
-            "inverse": _lists(pa.array(block.inverse[rel_mask]), steps),
+            "nodes": list_array(pa.array(node_ids[node_mask]), steps + 1),
+            "rels": list_array(pa.array(rel_ids[rel_mask]), steps),
+            "inverse": list_array(pa.array(block.inverse[rel_mask]), steps),
         },
         schema=WALKS_SCHEMA,
     )
