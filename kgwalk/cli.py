@@ -7,7 +7,7 @@ import json
 import sys
 
 from kgwalk.config import Config, load_config
-from kgwalk.errors import KgwalkError
+from kgwalk.errors import BusyError, KgwalkError
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -36,6 +36,14 @@ def _parser() -> argparse.ArgumentParser:
         ("index", "walk and node vectors -> Qdrant"),
     ]:
         _common(sub.add_parser(name, help=help_text))
+    r = sub.add_parser("refresh", help="apply a change set or a new snapshot; recompute only what it reaches")
+    _common(r)
+    source = r.add_mutually_exclusive_group(required=True)
+    source.add_argument("--changes", help="change set: a KG file with an op (add/remove) per triple")
+    source.add_argument("--snapshot", help="the new full KG, diffed against the current one")
+    r.add_argument("--format", help="pipe | tsv | csv | nt | parquet (default: by suffix)")
+    r.add_argument("--spark", action="store_true", help="walk the affected roots as a Spark job (spark-submit jobs/refresh_walks.py)")
+    _common(sub.add_parser("status", help="table versions and what each derived table and the index reflect"))
     q = sub.add_parser("query", help="top-k nodes, then top-k walks of each (Eq. 3)")
     _common(q)
     q.add_argument("question")
@@ -88,6 +96,29 @@ def run(argv: list[str] | None = None) -> int:
         else:
             _print_hits(hits)
         return 0
+    if args.command == "status":
+        from kgwalk.refresh.status import status_text
+
+        print(status_text(cfg))
+        return 0
+    from kgwalk.refresh.state import writer_lock
+
+    if args.command == "refresh":
+        from kgwalk.refresh.job import run_refresh
+
+        spark = None
+        if args.spark:
+            from kgwalk.spark import get_spark
+
+            spark = get_spark(cfg.spark)
+        report = stages.timed(
+            "refresh",
+            lambda: run_refresh(cfg, args.changes or args.snapshot, args.format or "auto", bool(args.snapshot), spark),
+            lambda r: r.summary(),
+        )
+        print(json.dumps({"refresh": report.summary(), "kg": report.kg.summary() if report.kg else "already applied",
+                          "seconds": {k: round(v, 2) for k, v in report.seconds.items()}}))
+        return 0
     runner = {
         "build": stages.run_build,
         "ingest": stages.run_ingest,
@@ -96,13 +127,17 @@ def run(argv: list[str] | None = None) -> int:
         "embed": stages.run_embed,
         "index": stages.run_index,
     }[args.command]
-    runner(cfg)
+    with writer_lock(cfg, f"kgwalk {args.command}"):
+        runner(cfg)
     return 0
 
 
 def main(argv: list[str] | None = None) -> None:
     try:
         code = run(argv)
+    except BusyError as e:
+        print(f"kgwalk: busy: {e}", file=sys.stderr)
+        code = 75  # EX_TEMPFAIL: schedulers may retry
     except KgwalkError as e:
         print(f"kgwalk: error: {e}", file=sys.stderr)
         code = 2

@@ -3,3 +3,7 @@
 
 class KgwalkError(Exception):
     """A user-facing error: bad input, bad config, missing table. Printed without a traceback."""
+
+
+class BusyError(KgwalkError):
+    """Another writer holds the KG: nothing was done; retry later (exit code 75, EX_TEMPFAIL)."""

@@ -3,6 +3,7 @@ and delta-rs otherwise (these machines cannot fetch delta-spark's jars)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -10,6 +11,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -59,7 +61,7 @@ def read_delta(spark, path: str):
 ROW_GROUP_ROWS = 1 << 20
 
 
-def write_delta(df, path: str, schema: pa.Schema) -> None:
+def write_delta(df, path: str, schema: pa.Schema, metadata: dict[str, Any] | None = None) -> None:
     """Overwrite a Delta table with a DataFrame.
 
     Without delta-spark, executors write Parquet into a fresh folder inside the table and the
@@ -67,15 +69,18 @@ def write_delta(df, path: str, schema: pa.Schema) -> None:
     the previous version.
     """
     if has_delta_spark(df.sparkSession):
-        df.write.format("delta").mode("overwrite").option("overwriteSchema", "true").save(path)
+        writer = df.write.format("delta").mode("overwrite").option("overwriteSchema", "true")
+        if metadata:
+            writer = writer.option("userMetadata", json.dumps(metadata, sort_keys=True))
+        writer.save(path)
         return
     with _new_files(path) as folder:
         df.write.mode("errorifexists").parquet(f"{path.rstrip('/')}/{folder}")
-        commit_files(path, [f"{folder}/{f.name}" for f in sorted((Path(path) / folder).glob("*.parquet"))], schema)
+        commit_files(path, [f"{folder}/{f.name}" for f in sorted((Path(path) / folder).glob("*.parquet"))], schema, metadata)
 
 
 def write_delta_from_arrow(source, produce: Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]],
-                           path: str, schema: pa.Schema) -> None:
+                           path: str, schema: pa.Schema, metadata: dict[str, Any] | None = None) -> None:
     """Overwrite a Delta table with what `produce` makes of each partition of `source`.
 
     Without delta-spark each task writes its Arrow output straight to a Parquet file with pyarrow
@@ -85,7 +90,7 @@ def write_delta_from_arrow(source, produce: Callable[[Iterator[pa.RecordBatch]],
     """
     spark = source.sparkSession
     if has_delta_spark(spark):
-        write_delta(source.mapInArrow(produce, from_arrow_schema(schema)), path, schema)
+        write_delta(source.mapInArrow(produce, from_arrow_schema(schema)), path, schema, metadata)
         return
     with _new_files(path) as folder:
         target = f"{path.rstrip('/')}/{folder}"
@@ -112,7 +117,7 @@ def write_delta_from_arrow(source, produce: Callable[[Iterator[pa.RecordBatch]],
                 yield pa.RecordBatch.from_pydict({"file": [f"{folder}/{name}"]})
 
         files = [row.file for row in source.mapInArrow(write, "file string").collect()]
-        commit_files(path, files, schema)
+        commit_files(path, files, schema, metadata)
 
 
 @contextmanager

@@ -39,20 +39,49 @@ def folder_bytes(path: Path) -> int:
     return sum(f.stat().st_blocks * 512 for f in path.rglob("*") if f.is_file()) if path.exists() else 0
 
 
+def versions(cfg: Config, tables: tuple[str, ...]) -> dict[str, int]:
+    from kgwalk.storage import table_version
+
+    return {t: table_version(cfg.table(t)) for t in tables}
+
+
+def _recorded(cfg: Config, table: str, inputs: tuple[str, ...], fn: Callable[[], Any]) -> Any:
+    """Run a stage and record in the state table which input versions its output reflects
+    (read before the stage reads its inputs); what incremental refresh starts from."""
+    from kgwalk.refresh.state import record, settings_fingerprints
+
+    reflects: dict[str, Any] = versions(cfg, inputs) if inputs else {}
+    result = fn()
+    if table in ("walks", "texts", "vectors"):
+        reflects["settings"] = settings_fingerprints(cfg)[table]
+    if table == "index":
+        from kgwalk.index.store import index_version
+
+        record(cfg, table, index_version(cfg), reflects)
+    else:
+        record(cfg, table, versions(cfg, (table,))[table], reflects)
+    return result
+
+
 def run_ingest(cfg: Config) -> IngestResult:
     from kgwalk.kg.ingest import ingest
+    from kgwalk.refresh.state import KG_TABLES, record
 
     if not cfg.kg.path:
         raise KgwalkError("no KG file given: pass --kg FILE or set kg.path in conf")
-    return timed("ingest", lambda: ingest(cfg.kg.path, cfg.root, cfg.kg.format, cfg.ingest.max_label_length), lambda r: r.summary())
+    result = timed("ingest", lambda: ingest(cfg.kg.path, cfg.root, cfg.kg.format, cfg.ingest.max_label_length), lambda r: r.summary())
+    for table, version in versions(cfg, KG_TABLES).items():
+        record(cfg, table, version, {"source": str(cfg.kg.path)})
+    return result
 
 
 def run_walks(cfg: Config, spark=None) -> WalksResult:
+    from kgwalk.refresh.state import KG_TABLES
     from kgwalk.walks.spark_job import build_walks
 
     return timed(
         "walks",
-        lambda: build_walks(cfg, spark),
+        lambda: _recorded(cfg, "walks", KG_TABLES, lambda: build_walks(cfg, spark)),
         lambda r: f"{r.walks:,} walks from {r.roots:,} roots ({r.engine} engine; {','.join(cfg.walks.kinds)}, direction {cfg.walks.direction}, depth {cfg.walks.depth})",
     )
 
@@ -60,13 +89,17 @@ def run_walks(cfg: Config, spark=None) -> WalksResult:
 def run_verbalize(cfg: Config) -> int:
     from kgwalk.verbalize.pipeline import verbalize_walks
 
-    return timed("verbalize", lambda: verbalize_walks(cfg), lambda n: f"{n:,} sentences ({cfg.verbalize.verbalizer})")
+    return timed(
+        "verbalize",
+        lambda: _recorded(cfg, "texts", ("walks", "entities", "relations"), lambda: verbalize_walks(cfg)),
+        lambda n: f"{n:,} sentences ({cfg.verbalize.verbalizer})",
+    )
 
 
 def run_embed(cfg: Config) -> int:
     from kgwalk.embed.pipeline import embed_texts
 
-    return timed("embed", lambda: embed_texts(cfg), lambda n: f"{n:,} vectors ({cfg.embed.model})")
+    return timed("embed", lambda: _recorded(cfg, "vectors", ("texts",), lambda: embed_texts(cfg)), lambda n: f"{n:,} vectors ({cfg.embed.model})")
 
 
 def run_index(cfg: Config) -> IndexResult:
@@ -79,7 +112,8 @@ def run_index(cfg: Config) -> IndexResult:
             text += f" ({r.entities_without_walks:,} entities have no walk and no node point)"
         return text + (f"; index {size / 2**20:,.1f} MiB" if size else "")
 
-    return timed("index", lambda: build_index(cfg), describe)
+    inputs = ("walks", "texts", "vectors", "entities", "relations")
+    return timed("index", lambda: _recorded(cfg, "index", inputs, lambda: build_index(cfg)), describe)
 
 
 @dataclass

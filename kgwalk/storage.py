@@ -6,13 +6,44 @@ both speak the same table format.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
-from deltalake import DeltaTable, write_deltalake
+from deltalake import CommitProperties, DeltaTable, write_deltalake
 
 from kgwalk.errors import KgwalkError
+
+# Every commit we make carries what it was computed from under this key (commit info), so a
+# rerun after a crash can tell whether a step's output already landed.
+METADATA_KEY = "kgwalk"
+
+
+def _commit_properties(metadata: dict[str, Any] | None) -> CommitProperties | None:
+    return CommitProperties(custom_metadata={METADATA_KEY: json.dumps(metadata, sort_keys=True)}) if metadata else None
+
+
+def commit_metadata(path: str | Path) -> dict[str, Any]:
+    """The kgwalk metadata of the table's latest commit ({} if it has none)."""
+    info = open_table(path).history(1)[0]
+    raw = info.get(METADATA_KEY) or info.get("userMetadata")  # delta-spark writes userMetadata
+    try:
+        return json.loads(raw) if raw else {}
+    except (TypeError, ValueError):
+        return {}
+
+
+def table_version(path: str | Path, what: str = "") -> int:
+    return open_table(path, what).version()
+
+
+def read_version(path: str | Path, version: int, columns: list[str] | None = None) -> pa.Table:
+    """One earlier version of a table (Delta time travel)."""
+    dt = open_table(path)
+    dt.load_as_version(version)  # not DeltaTable(path, version=...): that aborts the interpreter at exit
+    return dt.to_pyarrow_table(columns=columns)
 
 
 def table_exists(path: str | Path) -> bool:
@@ -36,6 +67,7 @@ def write_table(
     data: pa.Table | pa.RecordBatchReader | Iterable[pa.RecordBatch],
     schema: pa.Schema | None = None,
     mode: str = "overwrite",
+    metadata: dict[str, Any] | None = None,
 ) -> int:
     """Write Arrow data as a new Delta version (overwrite by default); returns the version written.
 
@@ -46,15 +78,17 @@ def write_table(
             raise ValueError("schema is required when writing an iterable of batches")
         data = pa.RecordBatchReader.from_batches(schema, iter(data))
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    write_deltalake(str(path), data, mode=mode, schema_mode="overwrite" if mode == "overwrite" else None)
+    write_deltalake(
+        str(path), data, mode=mode, schema_mode="overwrite" if mode == "overwrite" else None,
+        commit_properties=_commit_properties(metadata),
+    )
     return DeltaTable(str(path)).version()
 
 
-def commit_files(path: str | Path, files: list[str], schema: pa.Schema) -> int:
+def commit_files(path: str | Path, files: list[str], schema: pa.Schema, metadata: dict[str, Any] | None = None) -> int:
     """Commit Parquet files already written inside the table folder (`files` relative to it) as
     a new version that replaces the table's contents (creating the table if needed), without
     copying a byte: the files become the table's. Returns the version written."""
-    import json
     import time
 
     import pyarrow.parquet as pq
@@ -72,9 +106,9 @@ def commit_files(path: str | Path, files: list[str], schema: pa.Schema) -> int:
             actions.append(AddAction(name, file.stat().st_size, {}, now, True, stats))
     delta_schema = Schema.from_arrow(schema)
     if table_exists(root):
-        DeltaTable(str(root)).create_write_transaction(actions, "overwrite", delta_schema)
+        DeltaTable(str(root)).create_write_transaction(actions, "overwrite", delta_schema, commit_properties=_commit_properties(metadata))
     else:
-        create_table_with_add_actions(str(root), delta_schema, actions, mode="overwrite")
+        create_table_with_add_actions(str(root), delta_schema, actions, mode="overwrite", commit_properties=_commit_properties(metadata))
     return DeltaTable(str(root)).version()
 
 

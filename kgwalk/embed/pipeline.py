@@ -6,11 +6,11 @@ import numpy as np
 import pyarrow as pa
 
 from kgwalk.config import Config
-from kgwalk.embed.model import make_embedder
+from kgwalk.embed.model import Embedder, make_embedder
 from kgwalk.ray_runtime import cluster_cpus, init_ray, pool_size, read_delta, write_dataset
 from kgwalk.storage import open_table
 
-VECTORS_SCHEMA = pa.schema([("walk_id", pa.int64()), ("vector", pa.list_(pa.float32()))])
+VECTORS_SCHEMA = pa.schema([("walk_id", pa.int64()), ("text_id", pa.int64()), ("vector", pa.list_(pa.float32()))])
 
 
 def vectors_to_arrow(vectors: np.ndarray) -> pa.ListArray:
@@ -32,8 +32,15 @@ class _EmbedActor:
         self.embedder = make_embedder(model, device, threads, batch_size)
 
     def __call__(self, batch: pa.Table) -> pa.Table:
-        vectors = self.embedder.encode(batch["text"].to_pylist())
-        return pa.table({"walk_id": batch["walk_id"], "vector": vectors_to_arrow(vectors)}, schema=VECTORS_SCHEMA)
+        return embed_batch(self.embedder, batch)
+
+
+def embed_batch(embedder: Embedder, texts: pa.Table) -> pa.Table:
+    """Texts rows -> vectors rows; the core both the Ray actor pool and refresh run."""
+    vectors = embedder.encode(texts["text"].to_pylist())
+    return pa.table(
+        {"walk_id": texts["walk_id"], "text_id": texts["text_id"], "vector": vectors_to_arrow(vectors)}, schema=VECTORS_SCHEMA
+    )
 
 
 def embed_texts(cfg: Config) -> int:
@@ -43,7 +50,7 @@ def embed_texts(cfg: Config) -> int:
     actors = pool_size(cfg.embed.actors)
     threads = cfg.embed.threads_per_actor or max(1, cluster_cpus() // actors)
     block_rows = cfg.embed.batch_size * 8
-    ds = read_delta(cfg.table("texts"), ["walk_id", "text"], block_rows, "verbalize").map_batches(
+    ds = read_delta(cfg.table("texts"), ["walk_id", "text", "text_id"], block_rows, "verbalize").map_batches(
         _EmbedActor,
         fn_constructor_kwargs={
             "model": cfg.embed.model,

@@ -15,8 +15,10 @@ from kgwalk.errors import KgwalkError
 from kgwalk.index.store import collection_names, open_store
 from kgwalk.storage import open_table, read_table
 from kgwalk.verbalize.pipeline import load_labels
+from kgwalk.walks.labels import LabelLookup
 
-_PAYLOAD_COLUMNS = ["walk_id", "root", "kind", "count", "nodes", "rels", "inverse"]
+PAYLOAD_COLUMNS = ["walk_id", "root", "kind", "count", "nodes", "rels", "inverse"]
+_FIXED_POINT = 2.0**40  # unit-vector components as int64 multiples of 2^-40: exact, order-free sums
 
 
 @dataclass
@@ -26,69 +28,111 @@ class IndexResult:
     entities_without_walks: int
 
 
-def _add_rows(sums: np.ndarray, rows: np.ndarray, vectors: np.ndarray) -> None:
-    """sums[rows[i]] += vectors[i], grouping equal rows first (far faster than np.add.at)."""
-    order = np.argsort(rows, kind="stable")
-    sorted_rows = rows[order]
-    starts = np.flatnonzero(np.r_[True, sorted_rows[1:] != sorted_rows[:-1]])
-    sums[sorted_rows[starts]] += np.add.reduceat(vectors[order], starts, axis=0)
+class NodeSums:
+    """Per-root sums of walk vectors for node vectors (the normalized mean of a root's walks).
+
+    Sums are kept in fixed point, so they are exact and independent of the order walks arrive
+    in: a refresh that recomputes a few roots gets bit-identical node vectors to a full build.
+    """
+
+    def __init__(self, root_ids: np.ndarray, dim: int) -> None:
+        self.root_ids = np.asarray(root_ids, np.int64)  # sorted
+        self.sums = np.zeros((len(self.root_ids), dim), np.int64)
+        self.walks = np.zeros(len(self.root_ids), np.int64)
+
+    def add(self, roots: np.ndarray, vectors: np.ndarray) -> None:
+        rows = np.searchsorted(self.root_ids, roots)
+        order = np.argsort(rows, kind="stable")
+        sorted_rows = rows[order]
+        starts = np.flatnonzero(np.r_[True, sorted_rows[1:] != sorted_rows[:-1]])
+        fixed = np.rint(vectors[order].astype(np.float64) * _FIXED_POINT).astype(np.int64)
+        self.sums[sorted_rows[starts]] += np.add.reduceat(fixed, starts, axis=0)
+        self.walks += np.bincount(rows, minlength=len(self.root_ids))
+
+    def node_vectors(self, rows: np.ndarray) -> np.ndarray:
+        v = self.sums[rows].astype(np.float64)
+        v /= np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-300)
+        return v.astype(np.float32)
+
+
+def walk_meta(walks: pa.Table, texts: pa.Table, labels: LabelLookup) -> pa.Table:
+    """What a walk point carries, one row per walk sorted by walk_id: the payload columns plus
+    text_id (to match vectors). `texts` must hold exactly the walks' ids."""
+    walks = walks.select(PAYLOAD_COLUMNS).sort_by("walk_id")
+    texts = texts.select(["walk_id", "text", "text_id"]).sort_by("walk_id")
+    if not walks.column("walk_id").equals(texts.column("walk_id")):
+        raise KgwalkError(f"texts ({texts.num_rows:,}) do not match walks ({walks.num_rows:,}): rerun `kgwalk verbalize`")
+    meta = labels.attach(walks).drop_columns(["rels"])
+    return meta.append_column("text", texts.column("text")).append_column("text_id", texts.column("text_id"))
+
+
+def walk_payloads(meta: pa.Table) -> list[dict]:
+    return meta.drop_columns(["text_id"]).to_pylist()
+
+
+def node_payloads(ids: np.ndarray, labels: LabelLookup, walk_counts: np.ndarray) -> list[dict]:
+    names = labels.entity_labels(ids).to_pylist()
+    return [{"id": int(i), "label": label, "walks": int(n)} for i, label, n in zip(ids, names, walk_counts)]
+
+
+def matching_vectors(meta_ids: np.ndarray, meta_text_ids: np.ndarray, batch: pa.RecordBatch, taken: np.ndarray):
+    """(meta rows, vectors) of a vectors batch's rows that belong to current walks with their
+    current text, each walk once: after a refresh the vectors table may also hold vectors of
+    walks that are gone or whose text changed (see kgwalk.refresh)."""
+    ids = batch.column("walk_id").to_numpy()
+    rows = np.minimum(np.searchsorted(meta_ids, ids), max(len(meta_ids) - 1, 0))
+    ok = (meta_ids[rows] == ids) & (meta_text_ids[rows] == batch.column("text_id").to_numpy()) & ~taken[rows]
+    keep = np.flatnonzero(ok)
+    _, first = np.unique(rows[keep], return_index=True)
+    keep = keep[np.sort(first)]
+    taken[rows[keep]] = True
+    return rows[keep], arrow_to_vectors(batch.column("vector").take(pa.array(keep)))
 
 
 def build_index(cfg: Config, progress: bool = True) -> IndexResult:
-    walks = read_table(cfg.table("walks"), _PAYLOAD_COLUMNS, what="walks").sort_by("walk_id")
-    texts = read_table(cfg.table("texts"), ["walk_id", "text"], what="verbalize").sort_by("walk_id")
-    if not walks.column("walk_id").equals(texts.column("walk_id")):
-        raise KgwalkError(f"texts ({texts.num_rows:,}) do not match walks ({walks.num_rows:,}): rerun `kgwalk verbalize`")
     labels = load_labels(cfg)
-    meta = labels.attach(walks).drop_columns(["rels"]).append_column("text", texts.column("text"))
+    meta = walk_meta(
+        read_table(cfg.table("walks"), PAYLOAD_COLUMNS, what="walks"),
+        read_table(cfg.table("texts"), ["walk_id", "text", "text_id"], what="verbalize"),
+        labels,
+    )
+    if not meta.num_rows:
+        raise KgwalkError("no walks to index: the walks table is empty")
     vectors = open_table(cfg.table("vectors"), what="embed").to_pyarrow_dataset()
-    vector_rows = vectors.count_rows()
-    if vector_rows != walks.num_rows:
-        raise KgwalkError(f"vectors cover {vector_rows:,} of {walks.num_rows:,} walks: rerun `kgwalk embed`")
-    entity_ids = labels.entity_ids
     meta_ids = meta.column("walk_id").to_numpy()
+    meta_text_ids = meta.column("text_id").to_numpy()
+    taken = np.zeros(len(meta_ids), bool)
 
     store = open_store(cfg)
+    store.begin()
     nodes_c, walks_c = collection_names(cfg)
-    sums: np.ndarray | None = None
-    walk_counts = np.zeros(len(entity_ids), np.int64)
-    step = cfg.index.upsert_batch
-    bar = tqdm(total=walks.num_rows, desc="index walks", unit="walk", disable=not progress)
-    for batch in vectors.to_batches(batch_size=step):
-        ids = batch.column("walk_id").to_numpy()
-        vecs = arrow_to_vectors(batch.column("vector"))
-        rows = np.minimum(np.searchsorted(meta_ids, ids), len(meta_ids) - 1)
-        if not np.array_equal(meta_ids[rows], ids):
-            raise KgwalkError("vectors belong to walks that no longer exist: rerun `kgwalk embed`")
+    sums: NodeSums | None = None
+    bar = tqdm(total=meta.num_rows, desc="index walks", unit="walk", disable=not progress)
+    for batch in vectors.to_batches(batch_size=cfg.index.upsert_batch):
+        rows, vecs = matching_vectors(meta_ids, meta_text_ids, batch, taken)
+        if not len(rows):
+            continue
         if sums is None:
-            dim = vecs.shape[1]
-            sums = np.zeros((len(entity_ids), dim), np.float64)
-            store.create(walks_c, dim, graph=False, hnsw_m=cfg.index.hnsw_m)
+            sums = NodeSums(labels.entity_ids, vecs.shape[1])
+            store.create(walks_c, vecs.shape[1], graph=False, hnsw_m=cfg.index.hnsw_m)
         part = meta.take(pa.array(rows))
-        root_pos = np.searchsorted(entity_ids, part.column("root").to_numpy())
-        _add_rows(sums, root_pos, vecs)
-        walk_counts += np.bincount(root_pos, minlength=len(entity_ids))
-        store.upsert(walks_c, ids, vecs, part.to_pylist())
-        bar.update(len(ids))
+        sums.add(part.column("root").to_numpy(), vecs)
+        store.upsert(walks_c, meta_ids[rows], vecs, walk_payloads(part))
+        bar.update(len(rows))
     bar.close()
-    if sums is None:
-        raise KgwalkError("no walks to index: the walks table is empty")
+    if sums is None or not taken.all():
+        raise KgwalkError(f"vectors cover {int(taken.sum()):,} of {len(taken):,} walks: rerun `kgwalk embed`")
     store.finish(walks_c)
 
-    has_walks = np.flatnonzero(walk_counts)
-    node_vecs = sums[has_walks]
-    node_vecs /= np.maximum(np.linalg.norm(node_vecs, axis=1, keepdims=True), 1e-12)
-    node_vecs = node_vecs.astype(np.float32)
-    node_labels = labels.entity_labels(entity_ids[has_walks]).to_pylist()
-    store.create(nodes_c, node_vecs.shape[1], graph=True, hnsw_m=cfg.index.hnsw_m)
+    has_walks = np.flatnonzero(sums.walks)
+    store.create(nodes_c, sums.sums.shape[1], graph=True, hnsw_m=cfg.index.hnsw_m)
+    step = cfg.index.upsert_batch
     for start in tqdm(range(0, len(has_walks), step), desc="index nodes", disable=not progress):
-        sl = slice(start, start + step)
-        ids = entity_ids[has_walks[sl]]
-        payloads = [
-            {"id": int(i), "label": label, "walks": int(n)}
-            for i, label, n in zip(ids, node_labels[sl], walk_counts[has_walks[sl]])
-        ]
-        store.upsert(nodes_c, ids, node_vecs[sl], payloads)
+        rows = has_walks[start : start + step]
+        ids = sums.root_ids[rows]
+        store.upsert(nodes_c, ids, sums.node_vectors(rows), node_payloads(ids, labels, sums.walks[rows]))
     store.finish(nodes_c)
+    store.commit()
     store.close()
-    return IndexResult(walks=walks.num_rows, nodes=len(has_walks), entities_without_walks=len(entity_ids) - len(has_walks))
+    entities = len(labels.entity_ids)
+    return IndexResult(walks=meta.num_rows, nodes=len(has_walks), entities_without_walks=entities - len(has_walks))

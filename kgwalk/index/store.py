@@ -1,7 +1,7 @@
 """One vector-store interface, two Qdrant backends.
 
-`EdgeStore`: Qdrant's in-process engine (qdrant-edge-py), one shard folder per collection; the
-embedded default. `ServerStore`: qdrant-client against a Qdrant server (or its local mode,
+`EdgeStore`: Qdrant's in-process engine (qdrant-edge-py), one shard folder per collection in a
+generation folder; the embedded default. `ServerStore`: qdrant-client against a Qdrant server (or its local mode,
 which speaks the same API and is what the tests use).
 
 Collections are made for Walk&Retrieve's two searches: nodes get an HNSW graph; walks are
@@ -10,6 +10,7 @@ always searched within one root, so they get a payload index on `root` and no HN
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import uuid
@@ -39,13 +40,27 @@ def point_ids(ids: np.ndarray) -> list[int]:
 
 
 class VectorStore(Protocol):
+    """Writers call `begin`, then create/upsert/delete/finish, then `commit`; readers just search."""
+
+    def begin(self, copy: bool = False) -> None:
+        """Start a new version of the index: empty (a build) or holding the live one's points
+        (a refresh). Readers keep seeing the live version until `commit`."""
+
     def create(self, collection: str, dim: int, graph: bool, hnsw_m: int) -> None:
-        """(Re)create an empty collection; `graph=False`: no HNSW, payload index on root instead."""
+        """An empty collection in the new version; `graph=False`: no HNSW, payload index on root."""
 
     def upsert(self, collection: str, ids: np.ndarray, vectors: np.ndarray, payloads: list[dict[str, Any]]) -> None: ...
 
+    def delete(self, collection: str, ids: np.ndarray) -> None: ...
+
+    def retrieve(self, collection: str, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
+        """(ids found, their vectors, payloads), in the order of `ids`; missing ids are skipped."""
+
     def finish(self, collection: str) -> None:
-        """Build indexes and make the collection durable and visible to readers."""
+        """Build indexes and make the collection durable."""
+
+    def commit(self) -> None:
+        """Make the new version live for readers, every collection at once."""
 
     def search(self, collection: str, vector: np.ndarray, k: int, root: int | None = None) -> list[Hit]: ...
 
@@ -54,43 +69,81 @@ class VectorStore(Protocol):
     def close(self) -> None: ...
 
 
+def _order_records(ids: np.ndarray, records: list[tuple[int, list[float], dict[str, Any]]]):
+    """Records (point id, vector, payload) back in the order of `ids` (signed), missing ones dropped."""
+    by_id = {int(np.array(r[0], np.uint64).view(np.int64)): r for r in records}
+    found = [int(i) for i in ids if int(i) in by_id]
+    vectors = np.array([by_id[i][1] for i in found], np.float32).reshape(len(found), -1)
+    return np.array(found, np.int64), vectors, [dict(by_id[i][2] or {}) for i in found]
+
+
 class EdgeStore:
-    """Qdrant's in-process engine. A collection is built in a side folder and swapped in by
-    `finish`, so readers of an existing index never see a half-built one."""
+    """Qdrant's in-process engine. Every version of the index is a generation folder holding all
+    collections; the file CURRENT names the live one and is replaced atomically by `commit`.
+    A reader opens the generation CURRENT names and keeps it; the previous generation is kept
+    until the next commit, so a reader that opened it just before a commit still finishes."""
 
     def __init__(self, folder: str | Path) -> None:
         import qdrant_edge  # noqa: F401 - fail here, not mid-build, if it is missing
 
         self.folder = Path(folder)
         self._shards: dict[str, Any] = {}
-        self._building: set[str] = set()
+        self._generation: str | None = None  # the one this store reads, or writes after begin()
+        self._writing = False
 
-    def _path(self, collection: str, building: bool = False) -> Path:
-        return self.folder / (collection + (".building" if building else ""))
+    def live_generation(self) -> str | None:
+        current = self.folder / "CURRENT"
+        return json.loads(current.read_text())["generation"] if current.exists() else None
+
+    def _gen_path(self) -> Path:
+        if self._generation is None:
+            self._generation = self.live_generation()
+            if self._generation is None:
+                raise KgwalkError(f"no index under {self.folder} (run `kgwalk index` first)")
+        return self.folder / self._generation
+
+    def begin(self, copy: bool = False) -> None:
+        self.close()
+        live = self.live_generation()
+        self.folder.mkdir(parents=True, exist_ok=True)
+        gens = sorted(p.name for p in self.folder.glob("g*") if p.is_dir())
+        for name in gens:  # leftovers of a writer that crashed before its commit
+            if live is None or name > live:
+                shutil.rmtree(self.folder / name)
+        number = int(live[1:]) + 1 if live else 1
+        self._generation = f"g{number:06d}"
+        if copy and live:
+            shutil.copytree(self.folder / live, self.folder / self._generation)
+        else:
+            (self.folder / self._generation).mkdir()
+        self._writing = True
+
+    def _require_writing(self) -> None:
+        if not self._writing:
+            raise RuntimeError("call begin() before writing to the index")
 
     def create(self, collection: str, dim: int, graph: bool, hnsw_m: int) -> None:
         from qdrant_edge import Distance, EdgeConfig, EdgeShard, EdgeVectorParams, HnswIndexConfig, PayloadSchemaType, UpdateOperation
 
-        path = self._path(collection, building=True)
+        self._require_writing()
+        self._close(collection)
+        path = self._gen_path() / collection
         shutil.rmtree(path, ignore_errors=True)
-        path.parent.mkdir(parents=True, exist_ok=True)
         hnsw = HnswIndexConfig(m=hnsw_m if graph else 0, ef_construct=100, full_scan_threshold=10000)
         shard = EdgeShard.create(
             str(path),
-            # No WAL: a collection is rebuilt from Delta and flushed before it is swapped in.
+            # No WAL: a generation that was not committed is thrown away, never recovered.
             EdgeConfig(vectors=EdgeVectorParams(size=dim, distance=Distance.Cosine), hnsw_config=hnsw, wal_enabled=False),
         )
         if not graph:
             shard.update(UpdateOperation.create_field_index(ROOT_FIELD, PayloadSchemaType.Integer))
-        self._close(collection)
         self._shards[collection] = shard
-        self._building.add(collection)
 
     def _shard(self, collection: str):
         if collection not in self._shards:
             from qdrant_edge import EdgeShard
 
-            path = self._path(collection)
+            path = self._gen_path() / collection
             if not path.exists():
                 raise KgwalkError(f"no index collection {collection!r} under {self.folder} (run `kgwalk index` first)")
             self._shards[collection] = EdgeShard.load(str(path))
@@ -99,23 +152,42 @@ class EdgeStore:
     def upsert(self, collection: str, ids: np.ndarray, vectors: np.ndarray, payloads: list[dict[str, Any]]) -> None:
         from qdrant_edge import Point, UpdateOperation
 
+        self._require_writing()
         points = [Point(id=i, vector=v, payload=p) for i, v, p in zip(point_ids(ids), vectors.tolist(), payloads)]
         self._shard(collection).update(UpdateOperation.upsert_points(points))
+
+    def delete(self, collection: str, ids: np.ndarray) -> None:
+        from qdrant_edge import UpdateOperation
+
+        self._require_writing()
+        if len(ids):
+            self._shard(collection).update(UpdateOperation.delete_points(point_ids(ids)))
+
+    def retrieve(self, collection: str, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
+        records = self._shard(collection).retrieve(point_ids=point_ids(ids), with_payload=True, with_vector=True)
+        return _order_records(ids, [(r.id, r.vector, r.payload) for r in records])
 
     def finish(self, collection: str) -> None:
         shard = self._shard(collection)
         shard.optimize()
         shard.flush()
-        if collection in self._building:
-            shard.close()
-            del self._shards[collection]
-            final, tmp = self._path(collection), self._path(collection, building=True)
-            old = final.with_name(final.name + ".old")
-            if final.exists():
-                os.replace(final, old)
-            os.replace(tmp, final)
-            shutil.rmtree(old, ignore_errors=True)
-            self._building.discard(collection)
+
+    def commit(self) -> None:
+        self._require_writing()
+        for name in list(self._shards):
+            self._shards[name].flush()
+        self.close()
+        previous = self.live_generation()
+        tmp = self.folder / "CURRENT.tmp"
+        with open(tmp, "w") as f:
+            json.dump({"generation": self._generation}, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.folder / "CURRENT")  # the moment readers switch
+        for path in self.folder.glob("g*"):
+            if path.is_dir() and path.name not in (self._generation, previous):
+                shutil.rmtree(path, ignore_errors=True)
+        self._writing = False
 
     def search(self, collection: str, vector: np.ndarray, k: int, root: int | None = None) -> list[Hit]:
         from qdrant_edge import FieldCondition, Filter, MatchValue, Query, QueryRequest
@@ -143,8 +215,11 @@ class ServerStore:
     """A Qdrant server through qdrant-client; `location` may also be ':memory:' or a folder
     (qdrant-client's local mode: same API, for small tests only).
 
-    A collection name is an alias: each rebuild fills a fresh physical collection, then one
-    atomic alias switch makes it live, so readers never see a half-built collection.
+    A collection name is an alias. A build fills fresh physical collections and `commit`
+    switches every alias in one request (Qdrant applies it atomically). A refresh
+    (`begin(copy=True)`) updates the live collections in place: Qdrant has no cheap clone, so
+    readers see each point change as it lands; refresh orders its writes so that a walk is never
+    visible without its node.
     """
 
     def __init__(self, location: str, api_key: str | None = None) -> None:
@@ -157,6 +232,7 @@ class ServerStore:
         else:
             self.client = QdrantClient(path=location)
         self._building: dict[str, str] = {}
+        self._in_place = False
 
     def _live(self, alias: str) -> str | None:
         """The physical collection behind an alias, if any."""
@@ -165,9 +241,15 @@ class ServerStore:
                 return a.collection_name
         return None
 
+    def begin(self, copy: bool = False) -> None:
+        self._building.clear()
+        self._in_place = copy
+
     def create(self, collection: str, dim: int, graph: bool, hnsw_m: int) -> None:
         from qdrant_client import models
 
+        if self._in_place:
+            raise RuntimeError("a refresh updates collections in place; it cannot create one")
         physical = f"{collection}__{uuid.uuid4().hex[:12]}"
         self.client.create_collection(
             physical,
@@ -180,28 +262,47 @@ class ServerStore:
                 self.client.create_payload_index(physical, ROOT_FIELD, models.PayloadSchemaType.INTEGER)
         self._building[collection] = physical
 
+    def _target(self, collection: str) -> str:
+        return self._building.get(collection, collection)
+
     def upsert(self, collection: str, ids: np.ndarray, vectors: np.ndarray, payloads: list[dict[str, Any]]) -> None:
         from qdrant_client import models
 
         self.client.upsert(
-            self._building.get(collection, collection),
+            self._target(collection),
             points=models.Batch(ids=point_ids(ids), vectors=vectors.tolist(), payloads=payloads),
             wait=True,
         )
 
-    def finish(self, collection: str) -> None:
+    def delete(self, collection: str, ids: np.ndarray) -> None:
         from qdrant_client import models
 
-        physical = self._building.pop(collection, None)
-        if physical is None:
-            return  # nothing was rebuilt; upserts were acknowledged already
-        old = self._live(collection)
-        switch = [models.CreateAliasOperation(create_alias=models.CreateAlias(collection_name=physical, alias_name=collection))]
-        if old:
-            switch.insert(0, models.DeleteAliasOperation(delete_alias=models.DeleteAlias(alias_name=collection)))
-        self.client.update_collection_aliases(change_aliases_operations=switch)
-        if old:
-            self.client.delete_collection(old)
+        if len(ids):
+            self.client.delete(self._target(collection), points_selector=models.PointIdsList(points=point_ids(ids)), wait=True)
+
+    def retrieve(self, collection: str, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
+        records = self.client.retrieve(self._target(collection), ids=point_ids(ids), with_payload=True, with_vectors=True)
+        return _order_records(ids, [(r.id, r.vector, r.payload) for r in records])
+
+    def finish(self, collection: str) -> None:
+        pass  # upserts wait for acknowledgement; the server builds its indexes itself
+
+    def commit(self) -> None:
+        from qdrant_client import models
+
+        switch, old = [], []
+        for alias, physical in self._building.items():
+            live = self._live(alias)
+            if live:
+                switch.append(models.DeleteAliasOperation(delete_alias=models.DeleteAlias(alias_name=alias)))
+                old.append(live)
+            switch.append(models.CreateAliasOperation(create_alias=models.CreateAlias(collection_name=physical, alias_name=alias)))
+        if switch:
+            self.client.update_collection_aliases(change_aliases_operations=switch)
+        for name in old:
+            self.client.delete_collection(name)
+        self._building.clear()
+        self._in_place = False
 
     def search(self, collection: str, vector: np.ndarray, k: int, root: int | None = None) -> list[Hit]:
         from qdrant_client import models
@@ -236,3 +337,11 @@ def open_store(cfg: Config) -> VectorStore:
 def collection_names(cfg: Config) -> tuple[str, str]:
     """(nodes, walks) collection names."""
     return f"{cfg.name}_nodes", f"{cfg.name}_walks"
+
+
+def index_version(cfg: Config) -> int:
+    """The live index's version: its generation number (edge); 0 for a server, which keeps none."""
+    if cfg.index.backend != "edge":
+        return 0
+    live = EdgeStore(cfg.root / "qdrant").live_generation()
+    return int(live[1:]) if live else 0

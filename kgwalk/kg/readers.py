@@ -38,6 +38,7 @@ class ReadResult:
     """What a reader found: triples of keys, display labels (where not the key), rejections."""
 
     triples: list[tuple[int, str, str, str]] = field(default_factory=list)  # (line, head, rel, tail)
+    ops: list[str] = field(default_factory=list)  # change sets only: "add" | "remove", one per triple
     labels: dict[str, str] = field(default_factory=dict)
     rejected: list[tuple[int, str, str]] = field(default_factory=list)  # (line, reason, text)
     blank_lines: int = 0
@@ -54,23 +55,36 @@ def detect_format(path: str | Path, fmt: str = "auto") -> str:
     return _SUFFIX_FORMAT[suffix]
 
 
-def read_kg(path: str | Path, fmt: str = "auto", max_label_length: int = 1000) -> ReadResult:
-    """Read a KG file of any supported format."""
+_OPS = {"add": "add", "+": "add", "a": "add", "insert": "add", "remove": "remove", "-": "remove", "d": "remove", "delete": "remove"}
+
+
+def read_kg(path: str | Path, fmt: str = "auto", max_label_length: int = 1000, with_op: bool = False) -> ReadResult:
+    """Read a KG file of any supported format.
+
+    with_op: read a change set instead: every triple also carries an op, add or remove (also
+    +/-, a/d, insert/delete). pipe/tsv: a 4th field; csv/parquet: an `op` column; N-Triples:
+    RDF Patch style, each statement prefixed by `A` (add) or `D` (delete).
+    """
     p = Path(path)
     if not p.is_file():
         raise KgwalkError(f"KG file not found: {path}")
     fmt = detect_format(p, fmt)
     out = ReadResult()
     if fmt == "parquet":
-        _read_parquet(p, out, max_label_length)
+        _read_parquet(p, out, max_label_length, with_op)
     elif fmt == "csv":
-        _read_csv(p, out, max_label_length)  # its own reader: quoted fields may span lines
+        _read_csv(p, out, max_label_length, with_op)  # its own reader: quoted fields may span lines
     else:
         for line_no, text in _lines(p, out):
             if fmt == "nt":
-                _nt_line(line_no, text, out, max_label_length)
+                op = None
+                if with_op:
+                    op, _, text = text.lstrip().partition(" ")
+                _nt_line(line_no, text, out, max_label_length, op if with_op else None)
             else:
-                _add(out, line_no, text.split("|" if fmt == "pipe" else "\t"), text, max_label_length)
+                fields = text.split("|" if fmt == "pipe" else "\t")
+                op = fields.pop() if with_op and len(fields) == 4 else ("" if with_op else None)
+                _add(out, line_no, fields, text, max_label_length, op)
     return out
 
 
@@ -106,7 +120,11 @@ def _clean(value: object, what: str, max_len: int) -> tuple[str | None, str | No
     return text, None
 
 
-def _add(out: ReadResult, line_no: int, fields: list, text: str, max_len: int) -> None:
+def _add(out: ReadResult, line_no: int, fields: list, text: str, max_len: int, op: str | None = None) -> None:
+    """Validate one record; `op` is None for a KG, the raw op field for a change set."""
+    if op is not None and _OPS.get(str(op).strip().lower()) is None:
+        out.rejected.append((line_no, f"op must be add or remove, found {str(op)[:20]!r}", text))
+        return
     if len(fields) != 3:
         out.rejected.append((line_no, f"expected 3 fields, found {len(fields)}", text))
         return
@@ -118,6 +136,8 @@ def _add(out: ReadResult, line_no: int, fields: list, text: str, max_len: int) -
             return
         clean.append(v)
     out.triples.append((line_no, clean[0], clean[1], clean[2]))
+    if op is not None:
+        out.ops.append(_OPS[str(op).strip().lower()])
 
 
 def _column_order(names: list[str], source: str) -> list[int]:
@@ -133,7 +153,14 @@ def _column_order(names: list[str], source: str) -> list[int]:
     return order
 
 
-def _read_csv(path: Path, out: ReadResult, max_len: int) -> None:
+def _op_column(names: list[str], source: str) -> int:
+    lowered = [n.strip().lower() for n in names]
+    if "op" not in lowered:
+        raise KgwalkError(f"{source}: a change set needs an 'op' column (add or remove) in header {names}")
+    return lowered.index("op")
+
+
+def _read_csv(path: Path, out: ReadResult, max_len: int, with_op: bool = False) -> None:
     with open(path, "rb") as f:
         data = f.read()
     if data.startswith(b"\xef\xbb\xbf"):
@@ -147,6 +174,7 @@ def _read_csv(path: Path, out: ReadResult, max_len: int) -> None:
     except csv.Error as e:
         raise KgwalkError(f"{path}: unreadable CSV header: {e}") from None
     order = _column_order(header, str(path))
+    op_at = _op_column(header, str(path)) if with_op else None
     while True:
         line_no = reader.line_num + 1
         try:
@@ -166,18 +194,19 @@ def _read_csv(path: Path, out: ReadResult, max_len: int) -> None:
         if len(row) != len(header):
             out.rejected.append((line_no, f"expected {len(header)} fields, found {len(row)}", raw))
             continue
-        _add(out, line_no, [row[i] for i in order], raw, max_len)
+        _add(out, line_no, [row[i] for i in order], raw, max_len, None if op_at is None else row[op_at])
 
 
-def _read_parquet(path: Path, out: ReadResult, max_len: int) -> None:
+def _read_parquet(path: Path, out: ReadResult, max_len: int, with_op: bool = False) -> None:
     try:
         table = pq.read_table(path)
     except (pa.ArrowException, OSError) as e:
         raise KgwalkError(f"{path}: not a readable Parquet file ({str(e).splitlines()[0]})") from None
     order = _column_order(table.column_names, str(path))
     cols = [table.column(i).to_pylist() for i in order]
-    for row_no, fields in enumerate(zip(*cols), start=1):
-        _add(out, row_no, list(fields), "|".join("" if v is None else str(v) for v in fields), max_len)
+    ops = table.column(_op_column(table.column_names, str(path))).to_pylist() if with_op else [None] * table.num_rows
+    for row_no, (fields, op) in enumerate(zip(zip(*cols), ops), start=1):
+        _add(out, row_no, list(fields), "|".join("" if v is None else str(v) for v in fields), max_len, ("" if op is None else op) if with_op else None)
 
 
 # N-Triples: IRIs, blank nodes, literals with optional language tag or datatype.
@@ -207,7 +236,7 @@ def _nt_term(term: str) -> tuple[str, str, bool]:
     return lexical, lexical, True
 
 
-def _nt_line(line_no: int, text: str, out: ReadResult, max_len: int) -> None:
+def _nt_line(line_no: int, text: str, out: ReadResult, max_len: int, op: str | None = None) -> None:
     if text.lstrip().startswith("#"):
         out.blank_lines += 1
         return
@@ -219,7 +248,7 @@ def _nt_line(line_no: int, text: str, out: ReadResult, max_len: int) -> None:
     if s_lit or p_lit or p.startswith("_:"):
         out.rejected.append((line_no, "literal or blank node in subject/predicate position", text))
         return
-    if p == RDFS_LABEL:
+    if p == RDFS_LABEL:  # in a change set too: a label statement sets the label
         label, reason = _clean(o_label, "label", max_len)
         if reason:
             out.rejected.append((line_no, reason, text))
@@ -227,7 +256,7 @@ def _nt_line(line_no: int, text: str, out: ReadResult, max_len: int) -> None:
             out.labels[normalize_label(s)] = label  # an explicit label beats the IRI's local name
         return
     before = len(out.triples)
-    _add(out, line_no, [s, p, o], text, max_len)
+    _add(out, line_no, [s, p, o], text, max_len, op)
     if len(out.triples) > before:
         for key, label in ((s, s_label), (p, p_label), (o, o_label)):
             key = normalize_label(key)

@@ -54,17 +54,19 @@ def choose_engine(cfg: Config) -> str:
     return "memory" if csr_bytes(rows["edges"], rows["entities"], cfg.walks.direction) <= cfg.walks.max_graph_bytes else "join"
 
 
-def _walk_partitions(graph_bc, spec: WalkSpec, partitions: int, roots_per_batch: int, max_paths: int):
+def _walk_partitions(graph_bc, roots_bc, spec: WalkSpec, partitions: int, roots_per_batch: int, max_paths: int):
     """A mapInArrow function over partition numbers: partition p walks the p-th contiguous slice
-    of the graph's roots. Roots never travel through Spark (no shuffle); ids are hashes, so
-    slices of index order are random samples and the work spreads evenly."""
+    of the roots (`roots_bc`, or every node when it is None). Roots never travel through Spark
+    (no shuffle); ids are hashes, so slices of id order are random samples and the work spreads
+    evenly."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         graph = graph_bc.value
-        bounds = np.linspace(0, graph.num_nodes, partitions + 1).astype(np.int64)
+        all_roots = graph.node_ids if roots_bc is None else roots_bc.value
+        bounds = np.linspace(0, len(all_roots), partitions + 1).astype(np.int64)
         for batch in batches:
             for p in batch.column(0).to_numpy():
-                roots = graph.node_ids[bounds[p] : bounds[p + 1]]
+                roots = all_roots[bounds[p] : bounds[p + 1]]
                 for table in generate_walks(graph, roots, spec, roots_per_batch, max_paths):
                     yield from table.to_batches()
 
@@ -108,7 +110,7 @@ def _memory_engine(cfg: Config, spark) -> WalksResult:
     graph_bc = spark.sparkContext.broadcast(graph)
     partitions = _partitions(cfg, spark)
     slices = spark.range(partitions, numPartitions=partitions)  # one slice number per task
-    produce = _walk_partitions(graph_bc, spec, partitions, cfg.walks.roots_per_batch, cfg.walks.max_paths_per_batch)
+    produce = _walk_partitions(graph_bc, None, spec, partitions, cfg.walks.roots_per_batch, cfg.walks.max_paths_per_batch)
     write_delta_from_arrow(slices, produce, cfg.table("walks"), WALKS_SCHEMA)
     graph_bc.unpersist()
     return WalksResult(walks=_written(cfg), roots=graph.num_nodes, engine="memory", spark_partitions=partitions)
@@ -121,3 +123,17 @@ def _join_engine(cfg: Config, spark) -> WalksResult:
     walks = join_walks(spark, read_delta(spark, cfg.table("edges")), entities.repartition(partitions), spec)
     write_delta(walks, cfg.table("walks"), WALKS_SCHEMA)
     return WalksResult(walks=_written(cfg), roots=entities.count(), engine="join", spark_partitions=partitions)
+
+
+def walk_roots_on_spark(cfg: Config, spark, graph: Graph, roots: np.ndarray, spec: WalkSpec) -> pa.Table:
+    """Walks of some roots as Arrow on the driver (refresh: the affected roots only)."""
+    sc = spark.sparkContext
+    graph_bc, roots_bc = sc.broadcast(graph), sc.broadcast(np.sort(roots))
+    partitions = _partitions(cfg, spark)
+    produce = _walk_partitions(graph_bc, roots_bc, spec, partitions, cfg.walks.roots_per_batch, cfg.walks.max_paths_per_batch)
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    walks = spark.range(partitions, numPartitions=partitions).mapInArrow(produce, from_arrow_schema(WALKS_SCHEMA)).toArrow()
+    graph_bc.unpersist()
+    roots_bc.unpersist()
+    return walks.cast(WALKS_SCHEMA)

@@ -1,0 +1,48 @@
+"""Differences between two versions of a table, as NumPy masks and id arrays (refresh's core)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from kgwalk.config import Config
+from kgwalk.storage import read_table, read_version, table_version
+
+
+def current_versions(cfg: Config, tables: tuple[str, ...]) -> dict[str, int]:
+    return {t: table_version(cfg.table(t)) for t in tables}
+
+
+def isin(values: pa.Array | pa.ChunkedArray | np.ndarray, members: np.ndarray) -> np.ndarray:
+    return pc.is_in(pa.array(values) if isinstance(values, np.ndarray) else values, pa.array(members, pa.int64())).to_numpy(
+        zero_copy_only=False
+    )
+
+
+def relabelled(cfg: Config, table: str, since: int) -> np.ndarray:
+    """Ids whose label differs between version `since` and now (ids that exist in both)."""
+    old = read_version(cfg.table(table), since, ["id", "label"])
+    new = read_table(cfg.table(table), ["id", "label"])
+    joined = old.join(new, "id", right_suffix="_new", join_type="inner")
+    changed = pc.not_equal(joined.column("label"), joined.column("label_new"))
+    return joined.column("id").filter(changed).to_numpy()
+
+
+def mentions(walks: pa.Table, entities: np.ndarray, relations: np.ndarray) -> np.ndarray:
+    """Rows of `walks` whose nodes or relations include one of the given ids."""
+    hit = np.zeros(walks.num_rows, bool)
+    for column, ids in (("nodes", entities), ("rels", relations)):
+        if len(ids):
+            lists = walks.column(column).combine_chunks()
+            flat = isin(lists.flatten(), ids)
+            row = pc.list_parent_indices(lists).to_numpy()
+            hit[np.unique(row[flat])] = True
+    return hit
+
+
+def text_pairs(table: pa.Table) -> np.ndarray:
+    """(walk_id, text_id) rows as one key each, for set operations."""
+    from kgwalk.walks.walkers import row_hashes
+
+    return row_hashes([table.column("walk_id").to_numpy(), table.column("text_id").to_numpy()]).view(np.int64)

@@ -1,0 +1,144 @@
+"""Refresh step 5: bring the index to the current walks/texts/vectors by applying differences.
+
+Walk points: upsert new walks and walks whose text changed (vector from `vectors`), rewrite the
+payload of walks whose count or labels changed (vector kept), delete walks that are gone. Node
+points: recompute the node vector of every root whose walk set or walk vectors changed (from
+all its walks, with the same fixed-point sums a full build uses, so bit-identical), update
+relabelled nodes, delete nodes that have no walks any more.
+
+The edge backend writes a copy of the live generation and switches to it at once; the server
+backend writes in place in an order that never shows a walk without its node: nodes first,
+then walks, then deletions of walks, then deletions of nodes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.dataset as ds
+
+from kgwalk.config import Config
+from kgwalk.errors import KgwalkError
+from kgwalk.faults import crashpoint
+from kgwalk.index.build import PAYLOAD_COLUMNS, NodeSums, matching_vectors, node_payloads, walk_meta, walk_payloads
+from kgwalk.index.store import VectorStore, collection_names, index_version, open_store
+from kgwalk.refresh.diff import current_versions, isin, mentions, relabelled, text_pairs
+from kgwalk.refresh.job import RefreshReport
+from kgwalk.refresh.state import TableState, record
+from kgwalk.storage import open_table, read_table, read_version
+from kgwalk.verbalize.pipeline import load_labels
+
+_INPUTS = ("walks", "texts", "vectors", "entities", "relations")
+_RETRIEVE_BATCH = 1024
+
+
+def _table_vectors(cfg: Config, meta: pa.Table, rows: np.ndarray, since: int) -> np.ndarray:
+    """Vectors of meta rows from the vectors table: the files added since version `since` first
+    (a refresh appends there), the whole table only for rows still missing."""
+    out = np.zeros((len(rows), 0), np.float32)
+    if not len(rows):
+        return out
+    part = meta.take(pa.array(rows))
+    ids, text_ids = part.column("walk_id").to_numpy(), part.column("text_id").to_numpy()
+    order = np.argsort(ids)
+    ids, text_ids = ids[order], text_ids[order]
+    taken = np.zeros(len(ids), bool)
+    found: dict[int, np.ndarray] = {}
+    table = open_table(cfg.table("vectors"))
+    now_files = table.file_uris()
+    table.load_as_version(since)
+    new_files = sorted(set(now_files) - set(table.file_uris()))
+    for files in (new_files, now_files):
+        if taken.all():
+            break
+        wanted = pa.array(ids[~taken])
+        for batch in ds.dataset(files, format="parquet").to_batches(filter=ds.field("walk_id").isin(wanted)):
+            got, vecs = matching_vectors(ids, text_ids, batch, taken)
+            found.update(zip(got.tolist(), vecs))
+    if not taken.all():
+        raise KgwalkError(f"vectors are missing for {int((~taken).sum()):,} walks: rerun `kgwalk embed` and `kgwalk index`")
+    result = np.stack([found[i] for i in range(len(ids))])
+    return result[np.argsort(order)]
+
+
+def _index_vectors(store: VectorStore, collection: str, ids: np.ndarray) -> np.ndarray:
+    """Vectors of walk points already in the index (bit-exact: our vectors are unit-norm, which
+    Qdrant stores as given)."""
+    parts = []
+    for start in range(0, len(ids), _RETRIEVE_BATCH):
+        chunk = ids[start : start + _RETRIEVE_BATCH]
+        got, vecs, _ = store.retrieve(collection, chunk)
+        if len(got) != len(chunk):
+            raise KgwalkError(f"the index lacks {len(chunk) - len(got):,} walk points it should have: run `kgwalk index`")
+        parts.append(vecs)
+    return np.concatenate(parts) if parts else np.zeros((0, 0), np.float32)
+
+
+def refresh_index(cfg: Config, state: dict[str, TableState], report: RefreshReport) -> None:
+    done = state["index"].reflects
+    now = current_versions(cfg, _INPUTS)
+    if all(done.get(t) == now[t] for t in _INPUTS):
+        report.skipped.append("index")
+        return
+    labels = load_labels(cfg)
+    walks = read_table(cfg.table("walks"), PAYLOAD_COLUMNS)
+    meta = walk_meta(walks, read_table(cfg.table("texts"), ["walk_id", "text", "text_id"]), labels)
+    walks = walks.sort_by("walk_id")  # row i of walks is row i of meta
+    old_walks = read_version(cfg.table("walks"), done["walks"], ["walk_id", "root", "count"]).sort_by("walk_id")
+    old_texts = read_version(cfg.table("texts"), done["texts"], ["walk_id", "text_id"])
+    ids, roots = meta.column("walk_id").to_numpy(), meta.column("root").to_numpy()
+    old_ids = old_walks.column("walk_id").to_numpy()
+
+    new_vector = ~isin(pa.array(text_pairs(meta)), text_pairs(old_texts))  # a new walk, or a new text
+    pos = np.minimum(np.searchsorted(old_ids, ids), max(len(old_ids) - 1, 0))
+    existed = old_ids[pos] == ids if len(old_ids) else np.zeros(len(ids), bool)
+    recount = existed & (old_walks.column("count").to_numpy()[pos] != meta.column("count").to_numpy())
+    new_entities, new_relations = (relabelled(cfg, t, done[t]) for t in ("entities", "relations"))
+    payload_only = (recount | mentions(walks, new_entities, new_relations)) & ~new_vector
+    vanished = ~isin(old_walks.column("walk_id"), ids)
+    gone = old_ids[vanished]
+    node_roots = np.unique(np.concatenate([roots[new_vector], old_walks.column("root").to_numpy()[vanished], new_entities]))
+    upsert_rows = np.flatnonzero(new_vector | payload_only)
+    node_rows = np.flatnonzero(isin(pa.array(roots), node_roots))  # every walk of those roots
+
+    store = open_store(cfg)
+    nodes_c, walks_c = collection_names(cfg)
+    store.begin(copy=True)
+    # One vector per row that needs one: from `vectors` where the text is new, else from the index.
+    table_rows = np.flatnonzero(new_vector)
+    index_rows = np.setdiff1d(np.union1d(upsert_rows, node_rows), table_rows)
+    from_table = _table_vectors(cfg, meta, table_rows, done["vectors"])
+    from_index = _index_vectors(store, walks_c, ids[index_rows])
+    rows = np.concatenate([table_rows, index_rows])
+    vectors = np.concatenate([v for v in (from_table, from_index) if len(v)]) if len(rows) else np.zeros((0, 1), np.float32)
+    order = np.argsort(rows)
+    rows, vectors = rows[order], vectors[order]
+    vector_of = lambda r: vectors[np.searchsorted(rows, r)]  # noqa: E731
+
+    live_roots = np.unique(roots[node_rows])
+    sums = NodeSums(live_roots, vectors.shape[1])
+    sums.add(roots[node_rows], vector_of(node_rows))
+    dead_roots = np.setdiff1d(node_roots, live_roots)
+    crashpoint("index.prepared")
+
+    step = cfg.index.upsert_batch
+    for start in range(0, len(live_roots), step):
+        part = np.arange(start, min(start + step, len(live_roots)))
+        store.upsert(nodes_c, live_roots[part], sums.node_vectors(part), node_payloads(live_roots[part], labels, sums.walks[part]))
+    for start in range(0, len(upsert_rows), step):
+        part = upsert_rows[start : start + step]
+        store.upsert(walks_c, ids[part], vector_of(part), walk_payloads(meta.take(pa.array(part))))
+        crashpoint("index.upserting")
+    store.delete(walks_c, gone)
+    store.delete(nodes_c, dead_roots)
+    store.finish(walks_c)
+    store.finish(nodes_c)
+    crashpoint("index.before_commit")
+    store.commit()
+    store.close()
+    crashpoint("index.committed")
+    record(cfg, "index", index_version(cfg), now)
+    report.points_upserted = len(upsert_rows)
+    report.points_deleted = len(gone)
+    report.nodes_upserted = len(live_roots)
+    report.nodes_deleted = len(dead_roots)

@@ -1,0 +1,249 @@
+"""`kgwalk refresh`: apply a change set (or a new snapshot) and bring walks, texts, vectors and
+the index up to date by recomputing only what the change reaches.
+
+Each step diffs its input between the version its output reflects (state table) and the
+current one, and applies only the difference; its output commit carries the same facts as
+metadata. So a refresh killed anywhere is completed by running the same command again: steps
+that landed are recognised and skipped, the others redo the same deterministic work.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from kgwalk.config import Config
+from kgwalk.errors import KgwalkError
+from kgwalk.faults import crashpoint
+from kgwalk.refresh.affected import affected_roots
+from kgwalk.refresh.diff import current_versions, isin, mentions, relabelled, text_pairs
+from kgwalk.refresh.changes import KgTables, KgUpdate, apply_changes, read_change_input, snapshot_update
+from kgwalk.refresh.state import KG_TABLES, TableState, read_state, record, settings_fingerprints, writer_lock
+from kgwalk.storage import commit_metadata, open_table, read_table, read_version, table_version, write_table
+from kgwalk.walks.spec import WalkSpec
+from kgwalk.walks.table import WALKS_SCHEMA
+
+_STEPS = ("walks", "texts", "vectors", "index")
+
+
+@dataclass
+class RefreshReport:
+    kg: KgUpdate | None = None
+    affected_roots: int = 0
+    walks_recomputed: int = 0
+    walks_added: int = 0
+    walks_removed: int = 0
+    walks_recounted: int = 0  # same walk, new multiplicity (random walks): payload only
+    verbalized: int = 0
+    embedded: int = 0
+    points_upserted: int = 0
+    points_deleted: int = 0
+    nodes_upserted: int = 0
+    nodes_deleted: int = 0
+    skipped: list[str] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        return (
+            f"{self.affected_roots:,} affected roots, {self.walks_recomputed:,} walks recomputed "
+            f"(+{self.walks_added:,} -{self.walks_removed:,}, {self.walks_recounted:,} recounted); "
+            f"{self.verbalized:,} verbalized, {self.embedded:,} embedded; index +{self.points_upserted:,} "
+            f"-{self.points_deleted:,} walk points, {self.nodes_upserted:,} nodes updated, {self.nodes_deleted:,} removed"
+        )
+
+
+def _log(message: str) -> None:
+    from kgwalk.stages import log
+
+    log(f"refresh: {message}")
+
+
+def _landed(cfg: Config, table: str, reflects: dict[str, Any]) -> bool:
+    """Did a crashed run already commit this step's output (its metadata says what it reflects)?"""
+    return commit_metadata(cfg.table(table)) == reflects
+
+
+def _change_id(path: str, snapshot: bool) -> str:
+    digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:24]
+    return f"{'snapshot' if snapshot else 'changes'}:{digest}"
+
+
+def _applied(cfg: Config, change_id: str) -> int | None:
+    """The edges version a change input was applied in, if any (so cron retries are no-ops)."""
+    for entry in open_table(cfg.table("edges")).history():
+        if change_id in str(entry.get("kgwalk", "")):
+            return int(entry["version"])
+    return None
+
+
+def apply_kg(cfg: Config, path: str, fmt: str, snapshot: bool) -> KgUpdate | None:
+    """Step 1: the change input -> new versions of entities, relations, edges (edges last: its
+    commit, tagged with the change id, is what marks the change as applied)."""
+    change_id = _change_id(path, snapshot)
+    version = _applied(cfg, change_id)
+    if version is not None:
+        _log(f"{path} was applied already (edges version {version}); bringing the corpus up to date")
+        return None
+    read = read_change_input(path, fmt, cfg.ingest.max_label_length, snapshot)
+    old = KgTables(*(read_table(cfg.table(t), what="ingest") for t in ("entities", "relations", "edges")))
+    update = (snapshot_update if snapshot else apply_changes)(old, read, str(path))
+    if not update.tables.edges.num_rows:
+        raise KgwalkError(f"{path}: the change would leave the KG without edges; refusing")
+    meta = {"change": change_id}
+    if update.rejected.num_rows and commit_metadata(cfg.table("rejected")) != meta:
+        write_table(cfg.table("rejected"), update.rejected, mode="append", metadata=meta)
+    write_table(cfg.table("entities"), update.tables.entities, metadata=meta)
+    write_table(cfg.table("relations"), update.tables.relations, metadata=meta)
+    crashpoint("kg.labels_written")
+    write_table(cfg.table("edges"), update.tables.edges, metadata=meta)
+    for table, v in current_versions(cfg, KG_TABLES).items():
+        record(cfg, table, v, meta)
+    return update
+
+
+def walk_roots(cfg: Config, graph, roots: np.ndarray, spec: WalkSpec, spark=None) -> pa.Table:
+    """Walks of the given roots: the in-memory engine in this process, or spread over Spark
+    tasks (spark-submit jobs/refresh_walks.py) for big change sets."""
+    from kgwalk.walks.engine import generate_walks
+
+    if spark is None:
+        tables = list(generate_walks(graph, roots, spec, cfg.walks.roots_per_batch, cfg.walks.max_paths_per_batch))
+        return pa.concat_tables(tables) if tables else WALKS_SCHEMA.empty_table()
+    from kgwalk.walks.spark_job import walk_roots_on_spark
+
+    return walk_roots_on_spark(cfg, spark, graph, roots, spec)
+
+
+def refresh_walks(cfg: Config, state: dict[str, TableState], report: RefreshReport, spark=None) -> None:
+    """Step 2: recompute the walks of every root the edge changes can reach, keep the rest."""
+    from kgwalk.walks.graph import Graph
+
+    done = state["walks"].reflects
+    now = current_versions(cfg, KG_TABLES)
+    if all(done[t] == now[t] for t in KG_TABLES):
+        report.skipped.append("walks")
+        return
+    base = state["walks"].version
+    reflects = {**now, "settings": done["settings"], "base": base}
+    if _landed(cfg, "walks", reflects):
+        record(cfg, "walks", table_version(cfg.table("walks")), reflects)
+        return
+    spec = WalkSpec.from_conf(cfg.walks)
+    old_edges = read_version(cfg.table("edges"), done["edges"], ["src", "rel", "dst"])
+    new = {t: read_table(cfg.table(t), ["id"] if t != "edges" else ["src", "rel", "dst"]) for t in KG_TABLES}
+    roots = affected_roots(old_edges, new["edges"], spec)
+    graph = Graph.from_arrow(new["edges"], new["entities"], new["relations"], cfg.walks.direction)
+    walk_now = roots[isin(roots, graph.node_ids)]  # affected roots that are still entities
+    fresh = walk_roots(cfg, graph, walk_now, spec, spark)
+    old = read_version(cfg.table("walks"), base)
+    touched = isin(old.column("root"), roots)
+    before = old.filter(pa.array(touched))
+    walks = pa.concat_tables([old.filter(pa.array(~touched)), fresh.cast(WALKS_SCHEMA)])
+    crashpoint("walks.computed")
+    version = write_table(cfg.table("walks"), walks, metadata=reflects)
+    crashpoint("walks.written")
+    record(cfg, "walks", version, reflects)
+    report.affected_roots = len(roots)
+    report.walks_recomputed = fresh.num_rows
+    old_ids, new_ids = before.column("walk_id").to_numpy(), fresh.column("walk_id").to_numpy()
+    report.walks_added = int((~np.isin(new_ids, old_ids)).sum())
+    report.walks_removed = int((~np.isin(old_ids, new_ids)).sum())
+
+
+def refresh_texts(cfg: Config, state: dict[str, TableState], report: RefreshReport) -> None:
+    """Step 3: verbalize the walks that are new or mention a relabelled entity or relation."""
+    from kgwalk.verbalize.pipeline import TEXTS_SCHEMA, WALK_COLUMNS, load_labels, verbalize_batch
+
+    done = state["texts"].reflects
+    now = current_versions(cfg, ("walks", "entities", "relations"))
+    if all(done[t] == now[t] for t in now):
+        report.skipped.append("texts")
+        return
+    base = state["texts"].version
+    reflects = {**now, "settings": done["settings"], "base": base}
+    if _landed(cfg, "texts", reflects):
+        record(cfg, "texts", table_version(cfg.table("texts")), reflects)
+        return
+    walks = read_table(cfg.table("walks"), WALK_COLUMNS)
+    old_ids = read_version(cfg.table("walks"), done["walks"], ["walk_id"]).column("walk_id").to_numpy()
+    redo = ~isin(walks.column("walk_id"), old_ids)
+    redo |= mentions(walks, relabelled(cfg, "entities", done["entities"]), relabelled(cfg, "relations", done["relations"]))
+    todo = walks.filter(pa.array(redo))
+    labels = load_labels(cfg)
+    batch = cfg.verbalize.batch_size
+    parts = [verbalize_batch(todo.slice(i, batch), cfg.verbalize.verbalizer, cfg.verbalize.phrases, labels) for i in range(0, todo.num_rows, batch)]
+    old = read_version(cfg.table("texts"), base)
+    keep = isin(old.column("walk_id"), walks.column("walk_id").to_numpy()) & ~isin(old.column("walk_id"), todo.column("walk_id").to_numpy())
+    texts = pa.concat_tables([old.filter(pa.array(keep)), *parts]) if parts else old.filter(pa.array(keep))
+    version = write_table(cfg.table("texts"), texts.cast(TEXTS_SCHEMA), metadata=reflects)
+    crashpoint("texts.written")
+    record(cfg, "texts", version, reflects)
+    report.verbalized = todo.num_rows
+
+
+def refresh_vectors(cfg: Config, state: dict[str, TableState], report: RefreshReport) -> None:
+    """Step 4: embed texts that are new (a new walk, or a walk whose text changed) and append
+    their vectors. Vectors of walks that are gone stay until compaction (vectors are matched to
+    texts by walk_id and text_id, so they are never used)."""
+    from kgwalk.embed.model import make_embedder
+    from kgwalk.embed.pipeline import VECTORS_SCHEMA, embed_batch
+
+    done = state["vectors"].reflects
+    now = current_versions(cfg, ("texts",))
+    if done["texts"] == now["texts"]:
+        report.skipped.append("vectors")
+        return
+    reflects = {**now, "settings": done["settings"], "base": state["vectors"].version}
+    if _landed(cfg, "vectors", reflects):
+        record(cfg, "vectors", table_version(cfg.table("vectors")), reflects)
+        return
+    texts = read_table(cfg.table("texts"), ["walk_id", "text", "text_id"])
+    old = read_version(cfg.table("texts"), done["texts"], ["walk_id", "text_id"])
+    todo = texts.filter(pa.array(~isin(pa.array(text_pairs(texts)), text_pairs(old))))
+    if todo.num_rows:
+        embedder = make_embedder(cfg.embed.model, cfg.embed.device, cfg.embed.threads_per_actor, cfg.embed.batch_size)
+        step = cfg.embed.batch_size * 8
+        vectors = pa.concat_tables([embed_batch(embedder, todo.slice(i, step)) for i in range(0, todo.num_rows, step)])
+        crashpoint("vectors.embedded")
+        version = write_table(cfg.table("vectors"), vectors.cast(VECTORS_SCHEMA), mode="append", metadata=reflects)
+    else:
+        version = table_version(cfg.table("vectors"))
+    crashpoint("vectors.written")
+    record(cfg, "vectors", version, reflects)
+    report.embedded = todo.num_rows
+
+
+def run_refresh(cfg: Config, path: str, fmt: str = "auto", snapshot: bool = False, spark=None) -> RefreshReport:
+    """The whole refresh under the writer lock; see the module docstring."""
+    from kgwalk.refresh.index import refresh_index
+
+    report = RefreshReport()
+    with writer_lock(cfg, "kgwalk refresh"):
+        state = read_state(cfg)
+        missing = [s for s in _STEPS if s not in state]
+        if missing:
+            raise KgwalkError(f"nothing to refresh: no recorded {missing[0]} (run `kgwalk build` first)")
+        settings = settings_fingerprints(cfg)
+        for step in ("walks", "texts", "vectors"):
+            if state[step].reflects.get("settings") != settings[step]:
+                raise KgwalkError(f"{step} settings changed since the corpus was built: refresh recomputes only changes; run `kgwalk build`")
+        steps: list[tuple[str, Callable[[], Any]]] = [
+            ("kg", lambda: setattr(report, "kg", apply_kg(cfg, path, fmt, snapshot))),
+            ("walks", lambda: refresh_walks(cfg, read_state(cfg), report, spark)),
+            ("texts", lambda: refresh_texts(cfg, read_state(cfg), report)),
+            ("vectors", lambda: refresh_vectors(cfg, read_state(cfg), report)),
+            ("index", lambda: refresh_index(cfg, read_state(cfg), report)),
+        ]
+        for name, fn in steps:
+            start = time.perf_counter()
+            fn()
+            report.seconds[name] = time.perf_counter() - start
+            crashpoint(f"{name}.done")
+    return report

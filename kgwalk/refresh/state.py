@@ -1,0 +1,94 @@
+"""The state table (which input versions each output reflects) and the writer lock.
+
+Every derived table records, per row of the Delta table `state`, the version it is at and the
+versions of its inputs it was computed from: walks <- edges/entities/relations, texts <- walks
+(+ labels), vectors <- texts, index <- walks/texts/vectors. A refresh diffs each input between
+the recorded version and the current one, so any step can be re-run after a crash.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import fcntl
+import hashlib
+import json
+import os
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import pyarrow as pa
+
+from kgwalk.config import Config
+from kgwalk.errors import BusyError
+from kgwalk.storage import read_table, table_exists, write_table
+
+STATE_SCHEMA = pa.schema(
+    [("table", pa.string()), ("version", pa.int64()), ("reflects", pa.string()), ("updated", pa.string())]
+)
+KG_TABLES = ("edges", "entities", "relations")
+
+
+@dataclass
+class TableState:
+    table: str
+    version: int
+    reflects: dict[str, Any]
+    updated: str
+
+
+def read_state(cfg: Config) -> dict[str, TableState]:
+    if not table_exists(cfg.table("state")):
+        return {}
+    rows = read_table(cfg.table("state")).to_pylist()
+    return {r["table"]: TableState(r["table"], r["version"], json.loads(r["reflects"]), r["updated"]) for r in rows}
+
+
+def record(cfg: Config, table: str, version: int, reflects: dict[str, Any]) -> None:
+    """Set one table's row (a new version of `state`; its history is the log of every change)."""
+    state = read_state(cfg)
+    now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    state[table] = TableState(table, version, reflects, now)
+    rows = [asdict(s) | {"reflects": json.dumps(s.reflects, sort_keys=True)} for s in state.values()]
+    write_table(cfg.table("state"), pa.Table.from_pylist(rows, STATE_SCHEMA))
+
+
+def fingerprint(value: Any) -> str:
+    """A short stable hash of settings (walk spec, verbalizer, model), to refuse refreshing a
+    corpus that was built with other settings."""
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def settings_fingerprints(cfg: Config) -> dict[str, str]:
+    walks = asdict(cfg.walks)
+    for key in ("engine", "max_graph_bytes", "roots_per_batch", "max_paths_per_batch"):  # how, not what
+        walks.pop(key)
+    return {
+        "walks": fingerprint(walks),
+        "texts": fingerprint({"verbalizer": cfg.verbalize.verbalizer, "phrases": cfg.verbalize.phrases}),
+        "vectors": fingerprint({"model": cfg.embed.model}),
+    }
+
+
+@contextmanager
+def writer_lock(cfg: Config, what: str) -> Iterator[None]:
+    """One writer (build or refresh) per KG at a time. An flock: the kernel releases it when its
+    holder dies, even by SIGKILL, so a crashed run never blocks the next one. The file says who
+    holds it, for the refusal message."""
+    path = cfg.root / "_writer.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 4096, 0).decode(errors="replace").strip() or "unknown"
+            raise BusyError(f"another kgwalk writer holds {path} ({holder}); try again when it has finished") from None
+        since = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{what}, pid {os.getpid()} on {socket.gethostname()} since {since}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
