@@ -39,13 +39,17 @@ def folder_bytes(path: Path) -> int:
     return sum(f.stat().st_blocks * 512 for f in path.rglob("*") if f.is_file()) if path.exists() else 0
 
 
+_PRODUCER = {"edges": "ingest", "entities": "ingest", "relations": "ingest", "walks": "walks", "texts": "verbalize", "vectors": "embed"}
+
+
 def versions(cfg: Config, tables: tuple[str, ...]) -> dict[str, int]:
+    """Current versions of tables; a missing one fails with the command that makes it."""
     from kgwalk.storage import table_version
 
-    return {t: table_version(cfg.table(t)) for t in tables}
+    return {t: table_version(cfg.table(t), what=_PRODUCER[t]) for t in tables}
 
 
-def _recorded(cfg: Config, table: str, inputs: tuple[str, ...], fn: Callable[[], Any]) -> Any:
+def recorded(cfg: Config, table: str, inputs: tuple[str, ...], fn: Callable[[], Any]) -> Any:
     """Run a stage and record in the state table which input versions its output reflects
     (read before the stage reads its inputs); what incremental refresh starts from."""
     from kgwalk.refresh.state import record, settings_fingerprints
@@ -81,7 +85,7 @@ def run_walks(cfg: Config, spark=None) -> WalksResult:
 
     return timed(
         "walks",
-        lambda: _recorded(cfg, "walks", KG_TABLES, lambda: build_walks(cfg, spark)),
+        lambda: recorded(cfg, "walks", KG_TABLES, lambda: build_walks(cfg, spark)),
         lambda r: f"{r.walks:,} walks from {r.roots:,} roots ({r.engine} engine; {','.join(cfg.walks.kinds)}, direction {cfg.walks.direction}, depth {cfg.walks.depth})",
     )
 
@@ -91,7 +95,7 @@ def run_verbalize(cfg: Config) -> int:
 
     return timed(
         "verbalize",
-        lambda: _recorded(cfg, "texts", ("walks", "entities", "relations"), lambda: verbalize_walks(cfg)),
+        lambda: recorded(cfg, "texts", ("walks", "entities", "relations"), lambda: verbalize_walks(cfg)),
         lambda n: f"{n:,} sentences ({cfg.verbalize.verbalizer})",
     )
 
@@ -99,7 +103,7 @@ def run_verbalize(cfg: Config) -> int:
 def run_embed(cfg: Config) -> int:
     from kgwalk.embed.pipeline import embed_texts
 
-    return timed("embed", lambda: _recorded(cfg, "vectors", ("texts",), lambda: embed_texts(cfg)), lambda n: f"{n:,} vectors ({cfg.embed.model})")
+    return timed("embed", lambda: recorded(cfg, "vectors", ("texts",), lambda: embed_texts(cfg)), lambda n: f"{n:,} vectors ({cfg.embed.model})")
 
 
 def run_index(cfg: Config) -> IndexResult:
@@ -113,7 +117,7 @@ def run_index(cfg: Config) -> IndexResult:
         return text + (f"; index {size / 2**20:,.1f} MiB" if size else "")
 
     inputs = ("walks", "texts", "vectors", "entities", "relations")
-    return timed("index", lambda: _recorded(cfg, "index", inputs, lambda: build_index(cfg)), describe)
+    return timed("index", lambda: recorded(cfg, "index", inputs, lambda: build_index(cfg)), describe)
 
 
 @dataclass
