@@ -1,0 +1,74 @@
+"""Helpers for refresh tests: a small-graph build in this process, and a corpus's full content.
+
+`build_in_process` runs every stage's core (the functions the Spark tasks and Ray actors call)
+without starting Spark or Ray, and records state exactly as the stages do, so a property test
+can afford two builds per seed. One test (test_refresh_cli) uses the real Spark/Ray build.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from kgwalk import stages
+from kgwalk.config import Config, load_config
+from kgwalk.embed.model import make_embedder
+from kgwalk.embed.pipeline import VECTORS_SCHEMA, embed_batch
+from kgwalk.index.store import collection_names, open_store
+from kgwalk.refresh.state import KG_TABLES
+from kgwalk.storage import read_table, write_table
+from kgwalk.verbalize.pipeline import TEXTS_SCHEMA, WALK_COLUMNS, load_labels, verbalize_batch
+from kgwalk.walks import WalkSpec, all_walks
+from kgwalk.walks.spark_job import load_graph
+from kgwalk.walks.table import WALKS_SCHEMA
+
+MODEL = "hashing-64"
+
+
+def config(warehouse: Path, kg: Path | None = None, overrides: list[str] | None = None) -> Config:
+    values = {"kg.path": str(kg)} if kg else {}
+    return load_config(None, [f"embed.model={MODEL}", *(overrides or [])], name="t", warehouse=str(warehouse), **values)
+
+
+def build_in_process(cfg: Config) -> None:
+    stages.run_ingest(cfg)
+    spec = WalkSpec.from_conf(cfg.walks)
+    stages.recorded(cfg, "walks", KG_TABLES, lambda: write_table(cfg.table("walks"), all_walks(load_graph(cfg), spec).cast(WALKS_SCHEMA)))
+    walks = read_table(cfg.table("walks"), WALK_COLUMNS)
+    texts = verbalize_batch(walks, cfg.verbalize.verbalizer, cfg.verbalize.phrases, load_labels(cfg))
+    stages.recorded(cfg, "texts", ("walks", "entities", "relations"), lambda: write_table(cfg.table("texts"), texts.cast(TEXTS_SCHEMA)))
+    vectors = embed_batch(make_embedder(cfg.embed.model), read_table(cfg.table("texts")))
+    stages.recorded(cfg, "vectors", ("texts",), lambda: write_table(cfg.table("vectors"), vectors.cast(VECTORS_SCHEMA)))
+    stages.run_index(cfg)
+
+
+def _rows(cfg: Config, table: str) -> list[str]:
+    return sorted(map(str, read_table(cfg.table(table)).to_pylist()))
+
+
+def corpus(cfg: Config) -> dict[str, object]:
+    """Everything a refresh must reproduce: KG and corpus tables as row sets, and every index
+    point (id, payload, vector bytes), read back from the live index."""
+    out: dict[str, object] = {t: _rows(cfg, t) for t in ("edges", "entities", "relations", "walks", "texts")}
+    store = open_store(cfg)
+    nodes_c, walks_c = collection_names(cfg)
+    for name, collection, ids in (
+        ("walk points", walks_c, read_table(cfg.table("walks"), ["walk_id"]).column("walk_id").to_numpy()),
+        ("node points", nodes_c, read_table(cfg.table("entities"), ["id"]).column("id").to_numpy()),
+    ):
+        got, vectors, payloads = store.retrieve(collection, np.sort(ids))
+        out[name] = (got.tolist(), [str(sorted(p.items())) for p in payloads], store.count(collection))
+        out[name + " vectors"] = vectors.tobytes()
+    store.close()
+    return out
+
+
+def embedder_output_matches(cfg: Config) -> bool:
+    """Walk vectors in the index equal the embedder's output for the walk's text, bit for bit."""
+    texts = read_table(cfg.table("texts")).sort_by("walk_id")
+    store = open_store(cfg)
+    got, vectors, _ = store.retrieve(collection_names(cfg)[1], texts.column("walk_id").to_numpy())
+    store.close()
+    expected = make_embedder(cfg.embed.model).encode(texts.column("text").to_pylist())
+    return len(got) == texts.num_rows and np.array_equal(vectors, expected)

@@ -1,0 +1,248 @@
+"""Incremental refresh leaves every table and the index exactly as a full build of the new graph.
+
+More seeds: KGWALK_REFRESH_SEEDS=200 .venv/bin/python -m pytest tests/test_refresh.py -k property
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from corpus import build_in_process, config, corpus, embedder_output_matches
+from conftest import tables_from
+from kgwalk.errors import KgwalkError
+from kgwalk.refresh.affected import affected_roots
+from kgwalk.refresh.job import run_refresh
+from kgwalk.refresh.state import read_state
+from kgwalk.storage import read_table
+from kgwalk.walks import Graph, WalkSpec, all_walks
+
+SEEDS = int(os.environ.get("KGWALK_REFRESH_SEEDS", "12"))
+
+
+def random_kg(rng: np.random.Generator, entities: int = 40, edges: int = 90) -> list[tuple[str, str, str]]:
+    """Random triples with a hub (e0), self-loops, parallel and reverse edges."""
+    out = set()
+    while len(out) < edges:
+        h = f"e{rng.integers(entities)}" if rng.random() > 0.25 else "e0"
+        t = f"e{rng.integers(entities)}" if rng.random() > 0.1 else h
+        out.add((h, f"r{rng.integers(4)}", t))
+    return sorted(out)
+
+
+def random_changes(rng: np.random.Generator, triples: list) -> tuple[list[tuple[str, str, str, str]], list]:
+    """A change set (head, rel, tail, op) and the triples it leads to: removals, an entity
+    deletion, additions among old and new entities, hub edges, self-loops, a repeated add, a
+    removal of a missing edge, and a triple added then removed (the last op wins)."""
+    old = set(triples)
+    ops = [(*triples[i], "remove") for i in rng.choice(len(triples), 4, replace=False)]
+    victim = f"e{rng.integers(1, 40)}"
+    ops += [(h, r, t, "remove") for h, r, t in triples if victim in (h, t)]
+    for k in range(6):
+        h = f"e{rng.integers(45)}" if k else "e0"
+        t = h if k == 5 else f"e{rng.integers(45)}"
+        ops.append((h, f"r{rng.integers(4)}", t, "add"))
+    ops += [(*triples[0], "add"), ("e1", "r9", "e2", "remove"), ("e3", "r1", "e4", "add"), ("e3", "r1", "e4", "remove")]
+    new = set(old)
+    for h, r, t, op in ops:
+        (new.add if op == "add" else new.discard)((h, r, t))
+    return ops, sorted(new)
+
+
+def random_spec(rng: np.random.Generator) -> list[str]:
+    choice = lambda xs: xs[int(rng.integers(len(xs)))]  # noqa: E731
+    return [
+        f"walks.kinds={choice(['[bfs]', '[random]', '[bfs, random]'])}",
+        f"walks.direction={choice(['out', 'in', 'both'])}",
+        f"walks.depth={choice([2, 3])}",
+        f"walks.hub_degree={choice([5, 8, 'null'])}",
+        f"walks.bfs_mode={choice(['reached', 'maximal'])}",
+        f"walks.max_per_signature={choice([1, 'null'])}",
+        f"walks.max_per_root={choice([4, 'null'])}",
+        "walks.random.walks_per_root=8",
+        f"walks.random.length={choice([2, 3])}",
+    ]
+
+
+def write_pipe(path: Path, rows) -> Path:
+    path.write_text("".join("|".join(r) + "\n" for r in rows))
+    return path
+
+
+def spec_of(overrides: list[str]) -> WalkSpec:
+    return WalkSpec.from_conf(config(Path("/nonexistent"), overrides=overrides).walks)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_affected_roots_cover_every_root_whose_walks_change(seed):
+    rng = np.random.default_rng(seed)
+    old = random_kg(rng)
+    _, new = random_changes(rng, old)
+    spec = spec_of(random_spec(rng))
+    by_root = {}
+    for name, triples in (("old", old), ("new", new)):
+        t = tables_from(triples)
+        walks = all_walks(Graph.from_arrow(t.edges, t.entities, t.relations, spec.direction), spec).to_pylist()
+        rows: dict[int, set] = {}
+        for w in walks:
+            rows.setdefault(w["root"], set()).add((w["walk_id"], w["count"]))
+        by_root[name] = (rows, t.edges)
+    changed = {r for r in set(by_root["old"][0]) | set(by_root["new"][0]) if by_root["old"][0].get(r) != by_root["new"][0].get(r)}
+    affected = set(affected_roots(by_root["old"][1], by_root["new"][1], spec).tolist())
+    assert changed <= affected
+    assert changed  # the change sets always change something
+
+
+def test_a_hub_that_stays_a_hub_affects_only_itself():
+    star = [("hub", "r", f"leaf{i}") for i in range(10)] + [("a", "r", "hub"), ("b", "r", "a")]
+    spec = WalkSpec(direction="both", depth=3, hub_degree=5)
+    old, new = tables_from(star), tables_from(star + [("hub", "r", "leaf99")])
+    id_of = dict(zip(new.entities.column("key").to_pylist(), new.entities.column("id").to_pylist()))
+    assert affected_roots(old.edges, new.edges, spec).tolist() == sorted([id_of["hub"], id_of["leaf99"]])
+
+
+@pytest.mark.parametrize("seed", range(SEEDS))
+def test_property_refresh_equals_full_build(tmp_path, seed):
+    rng = np.random.default_rng(1000 + seed)
+    overrides = random_spec(rng)
+    triples = random_kg(rng)
+    refreshed = config(tmp_path / "refreshed", write_pipe(tmp_path / "old.txt", triples), overrides)
+    build_in_process(refreshed)
+    rounds = 2 if seed % 3 == 0 else 1  # some seeds refresh twice in a row
+    for k in range(rounds):
+        ops, triples = random_changes(rng, triples)
+        report = run_refresh(refreshed, str(write_pipe(tmp_path / f"changes{k}.txt", ops)))
+        assert report.verbalized == report.embedded == report.walks_added
+    expected = config(tmp_path / "full", write_pipe(tmp_path / "new.txt", triples), overrides)
+    build_in_process(expected)
+    assert corpus(refreshed) == corpus(expected)
+    assert embedder_output_matches(refreshed)
+    rejected = read_table(refreshed.table("rejected")).to_pylist()
+    assert {r["reason"] for r in rejected} == {"remove: no such edge"} and len(rejected) == rounds * 2
+
+
+@pytest.fixture(scope="module")
+def baseline(tmp_path_factory):
+    """A built KG and a change set, with the full build of the changed KG to compare against."""
+    root = tmp_path_factory.mktemp("refresh")
+    rng = np.random.default_rng(7)
+    triples = random_kg(rng, entities=60, edges=150)
+    ops, new = random_changes(rng, triples)
+    base = config(root / "base", write_pipe(root / "old.txt", triples))
+    build_in_process(base)
+    expected = config(root / "expected", write_pipe(root / "new.txt", new))
+    build_in_process(expected)
+    return root, base, ops, corpus(expected)
+
+
+def copy_of(baseline, tmp_path: Path):
+    root, base, ops, expected = baseline
+    shutil.copytree(base.root, tmp_path / "wh" / "t")
+    return config(tmp_path / "wh"), ops, expected
+
+
+def as_file(ops, tmp_path: Path, fmt: str) -> Path:
+    heads, rels, tails, kinds = (list(c) for c in zip(*ops))
+    if fmt == "pipe":
+        return write_pipe(tmp_path / "c.txt", ops)
+    if fmt == "tsv":
+        path = tmp_path / "c.tsv"
+        path.write_text("".join("\t".join(r) + "\n" for r in ops))
+    elif fmt == "csv":
+        path = tmp_path / "c.csv"
+        path.write_text("op,subject,predicate,object\n" + "".join(f"{o},{h},{r},{t}\n" for h, r, t, o in ops))
+    elif fmt == "parquet":
+        path = tmp_path / "c.parquet"
+        pq.write_table(pa.table({"head": heads, "relation": rels, "tail": tails, "op": ["+" if k == "add" else "-" for k in kinds]}), path)
+    else:  # RDF Patch style N-Triples
+        path = tmp_path / "c.nt"
+        path.write_text("".join(f"{'A' if o == 'add' else 'D'} <{h}> <{r}> <{t}> .\n" for h, r, t, o in ops))
+    return path
+
+
+@pytest.mark.parametrize("fmt", ["tsv", "csv", "parquet"])
+def test_change_sets_in_every_format_give_the_same_corpus(baseline, tmp_path, fmt):
+    cfg, ops, expected = copy_of(baseline, tmp_path)
+    run_refresh(cfg, str(as_file(ops, tmp_path, fmt)))
+    assert corpus(cfg) == expected
+
+
+def test_nt_change_set_applies_adds_and_deletes(tmp_path):
+    cfg = config(tmp_path / "wh", write_pipe(tmp_path / "kg.txt", [("a", "r", "b"), ("b", "r", "c")]))
+    build_in_process(cfg)
+    run_refresh(cfg, str(as_file([("b", "r", "c", "remove"), ("c", "r", "d", "add")], tmp_path, "nt")))
+    keys = read_table(cfg.table("entities"), ["key"]).column("key").to_pylist()
+    assert sorted(keys) == ["a", "b", "c", "d"] and read_table(cfg.table("edges")).num_rows == 2
+
+
+def test_snapshot_with_a_new_label_reverbalizes_only_walks_that_mention_it(tmp_path):
+    def nt(label: str) -> str:
+        return (
+            "<http://x/kismet> <http://x/directed_by> <http://x/dieterle> .\n"
+            "<http://x/dieterle> <http://x/born_in> <http://x/germany> .\n"
+            "<http://x/other> <http://x/directed_by> <http://x/someone> .\n"
+            f'<http://x/dieterle> <http://www.w3.org/2000/01/rdf-schema#label> "{label}" .\n'
+        )
+
+    (tmp_path / "v1.nt").write_text(nt("William Dieterle"))
+    (tmp_path / "v2.nt").write_text(nt("Wilhelm Dieterle"))
+    cfg = config(tmp_path / "a", tmp_path / "v1.nt")
+    build_in_process(cfg)
+    report = run_refresh(cfg, str(tmp_path / "v2.nt"), snapshot=True)
+    texts = read_table(cfg.table("texts")).column("text").to_pylist()
+    mentioning = sum("Dieterle" in t for t in texts)
+    assert report.walks_added == 0 and report.verbalized == report.embedded == mentioning > 0
+    assert any("Wilhelm Dieterle" in t for t in texts) and not any("William" in t for t in texts)
+    expected = config(tmp_path / "b", tmp_path / "v2.nt")
+    build_in_process(expected)
+    assert corpus(cfg) == corpus(expected)
+
+
+def test_snapshot_equals_change_set(baseline, tmp_path):
+    root, base, ops, expected = baseline
+    cfg, _, _ = copy_of(baseline, tmp_path)
+    run_refresh(cfg, str(root / "new.txt"), snapshot=True)
+    assert corpus(cfg) == expected
+
+
+def test_the_same_change_set_twice_is_applied_once(baseline, tmp_path):
+    cfg, ops, expected = copy_of(baseline, tmp_path)
+    changes = as_file(ops, tmp_path, "pipe")
+    run_refresh(cfg, str(changes))
+    versions = {t: s.version for t, s in read_state(cfg).items()}
+    again = run_refresh(cfg, str(changes))
+    assert again.kg is None and set(again.skipped) == {"walks", "texts", "vectors", "index"}
+    assert {t: s.version for t, s in read_state(cfg).items()} == versions
+    assert corpus(cfg) == expected
+
+
+def test_refresh_refuses_changed_walk_settings_and_missing_build(baseline, tmp_path):
+    cfg, ops, _ = copy_of(baseline, tmp_path)
+    changed = config(tmp_path / "wh", overrides=["walks.depth=2"])
+    with pytest.raises(KgwalkError, match="walks settings changed"):
+        run_refresh(changed, str(as_file(ops, tmp_path, "pipe")))
+    with pytest.raises(KgwalkError, match="run `kgwalk build` first"):
+        run_refresh(config(tmp_path / "empty"), str(as_file(ops, tmp_path, "pipe")))
+
+
+def test_server_backend_refresh_equals_full_build(baseline, tmp_path):
+    root, base, ops, _ = baseline
+    server = ["index.backend=server"]
+    a = config(tmp_path / "a", root / "old.txt", server + [f"index.url={tmp_path / 'qa'}"])
+    build_in_process(a)
+    run_refresh(a, str(as_file(ops, tmp_path, "pipe")))
+    b = config(tmp_path / "b", root / "new.txt", server + [f"index.url={tmp_path / 'qb'}"])
+    build_in_process(b)
+    assert corpus(a) == corpus(b)
+
+
+def test_spark_walks_the_affected_roots_identically(baseline, tmp_path, spark):
+    cfg, ops, expected = copy_of(baseline, tmp_path)
+    run_refresh(cfg, str(as_file(ops, tmp_path, "pipe")), spark=spark)
+    assert corpus(cfg) == expected

@@ -1,0 +1,136 @@
+"""Refresh under failure and concurrency: kill -9 anywhere then rerun, one writer at a time,
+readers see the old or the new index. Runs the real CLI in subprocesses."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from corpus import MODEL, config, corpus
+from kgwalk.faults import CRASH_ENV
+from kgwalk.index.store import collection_names, open_store
+from kgwalk.storage import read_table
+from test_refresh import as_file, baseline, copy_of  # noqa: F401 - baseline is a fixture
+
+TESTS = Path(__file__).resolve().parent
+KILL_POINTS = [
+    "kg.labels_written", "kg.done",
+    "walks.computed", "walks.written", "walks.done",
+    "texts.written", "texts.done",
+    "vectors.embedded", "vectors.written", "vectors.done",
+    "index.prepared", "index.upserting", "index.before_commit", "index.committed", "index.done",
+]
+
+
+def refresh_cli(cfg, changes: Path, crash_at: str | None = None, wait: bool = True):
+    env = {**os.environ, "PYTHONPATH": str(TESTS)}
+    env.pop(CRASH_ENV, None)
+    if crash_at:
+        env[CRASH_ENV] = crash_at
+    args = [sys.executable, "-m", "kgwalk.cli", "refresh", "--warehouse", cfg.warehouse, "--name", cfg.name,
+            "--set", f"embed.model={MODEL}", "--changes", str(changes)]
+    if not wait:
+        return subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("point", KILL_POINTS)
+def test_refresh_killed_anywhere_is_completed_by_rerunning_it(baseline, tmp_path, point):  # noqa: F811
+    cfg, ops, expected = copy_of(baseline, tmp_path)
+    changes = as_file(ops, tmp_path, "pipe")
+    crashed = refresh_cli(cfg, changes, crash_at=point)
+    assert crashed.returncode == -signal.SIGKILL, crashed.stderr
+    rerun = refresh_cli(cfg, changes)
+    assert rerun.returncode == 0, rerun.stderr
+    assert corpus(cfg) == expected
+    rejected = read_table(cfg.table("rejected"))
+    assert rejected.num_rows == 2  # recorded once, however often the step ran
+
+
+def test_a_crash_before_the_index_commit_leaves_readers_on_the_old_index(baseline, tmp_path):  # noqa: F811
+    cfg, ops, expected = copy_of(baseline, tmp_path)
+    before = corpus(cfg)
+    changes = as_file(ops, tmp_path, "pipe")
+    assert refresh_cli(cfg, changes, crash_at="index.before_commit").returncode == -signal.SIGKILL
+    index_part = lambda c: {k: v for k, v in c.items() if "points" in k}  # noqa: E731
+    assert index_part(corpus(cfg)) == index_part(before)
+    assert refresh_cli(cfg, changes).returncode == 0
+    assert corpus(cfg) == expected
+
+
+def test_a_second_writer_is_refused_and_a_killed_holder_frees_the_lock(baseline, tmp_path):  # noqa: F811
+    cfg, ops, expected = copy_of(baseline, tmp_path)
+    changes = as_file(ops, tmp_path, "pipe")
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time; from corpus import config; from kgwalk.refresh.state import writer_lock\n"
+         "with writer_lock(config(__import__('pathlib').Path(sys.argv[1])), 'test holder'):\n"
+         "    print('held', flush=True); time.sleep(120)", cfg.warehouse],
+        env={**os.environ, "PYTHONPATH": str(TESTS)}, stdout=subprocess.PIPE, text=True,
+    )
+    assert holder.stdout.readline().strip() == "held"
+    busy = refresh_cli(cfg, changes)
+    assert busy.returncode == 75 and "test holder" in busy.stderr and "Traceback" not in busy.stderr
+    status = subprocess.run([sys.executable, "-m", "kgwalk.cli", "status", "--warehouse", cfg.warehouse, "--name", cfg.name],
+                            capture_output=True, text=True)
+    assert "writer lock: held by test holder" in status.stdout
+    holder.send_signal(signal.SIGKILL)
+    holder.wait()
+    done = refresh_cli(cfg, changes)
+    assert done.returncode == 0, done.stderr
+    assert corpus(cfg) == expected
+    status = subprocess.run([sys.executable, "-m", "kgwalk.cli", "status", "--warehouse", cfg.warehouse, "--name", cfg.name],
+                            capture_output=True, text=True)
+    assert status.stdout.count("up to date") == 4 and "writer lock: free" in status.stdout
+
+
+def _walk_sets(cfg) -> dict[int, frozenset]:
+    walks = read_table(cfg.table("walks"), ["walk_id", "root"]).to_pylist()
+    out: dict[int, set] = {}
+    for w in walks:
+        out.setdefault(w["root"], set()).add(w["walk_id"])
+    return {r: frozenset(s) for r, s in out.items()}
+
+
+def test_queries_during_a_refresh_see_the_old_or_the_new_index(baseline, tmp_path):  # noqa: F811
+    root, _, _, _ = baseline
+    cfg, ops, expected = copy_of(baseline, tmp_path)
+    old, new = _walk_sets(cfg), _walk_sets(config(root / "expected"))
+    nodes_c, walks_c = collection_names(cfg)
+    rng = np.random.default_rng(0)
+    early = open_store(cfg)  # opened before the refresh: must keep answering from its generation
+    early.search(nodes_c, np.ones(64, np.float32), 3)
+
+    def view() -> str:
+        """Which corpus one reader sees: 'old', 'new' or 'same' (roots whose walks did not change)."""
+        store = open_store(cfg)
+        sides = set()
+        for node in store.search(nodes_c, rng.standard_normal(64).astype(np.float32), 1000):  # every node
+            root = node.payload["id"]
+            seen = frozenset(h.payload["walk_id"] for h in store.search(walks_c, np.ones(64, np.float32), 1000, root=root))
+            assert seen and all(h.payload["root"] == root for h in store.search(walks_c, np.ones(64, np.float32), 5, root=root))
+            assert seen in (old.get(root), new.get(root)), "a node with walks of neither version"
+            if old.get(root) != new.get(root):
+                sides.add("old" if seen == old.get(root) else "new")
+        store.close()
+        assert len(sides) <= 1, "one query saw the old and the new index mixed"
+        return sides.pop() if sides else "same"
+
+    proc = refresh_cli(cfg, as_file(ops, tmp_path, "pipe"), wait=False)
+    views = []
+    while proc.poll() is None:
+        views.append(view())
+    assert proc.returncode == 0, proc.stderr.read()
+    views.append(view())
+    assert "old" in views[:-1] or "same" in views[:-1]
+    assert views[-1] in ("new", "same") and corpus(cfg) == expected
+    first_new = views.index("new") if "new" in views else len(views)
+    assert all(v in ("new", "same") for v in views[first_new:])  # never back to the old index
+    early.search(nodes_c, np.ones(64, np.float32), 3)  # the previous generation is still there
+    early.close()
