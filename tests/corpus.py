@@ -47,21 +47,29 @@ def _rows(cfg: Config, table: str) -> list[str]:
     return sorted(map(str, read_table(cfg.table(table)).to_pylist()))
 
 
-def corpus(cfg: Config) -> dict[str, object]:
-    """Everything a refresh must reproduce: KG and corpus tables as row sets, and every index
-    point (id, payload, vector bytes), read back from the live index."""
-    out: dict[str, object] = {t: _rows(cfg, t) for t in ("edges", "entities", "relations", "walks", "texts")}
+def index_points(cfg: Config, walk_ids: np.ndarray, entity_ids: np.ndarray) -> dict[str, object]:
+    """The live index's points (id, payload, vector bytes) for these walk and entity ids."""
+    out: dict[str, object] = {}
     store = open_store(cfg)
     nodes_c, walks_c = collection_names(cfg)
-    for name, collection, ids in (
-        ("walk points", walks_c, read_table(cfg.table("walks"), ["walk_id"]).column("walk_id").to_numpy()),
-        ("node points", nodes_c, read_table(cfg.table("entities"), ["id"]).column("id").to_numpy()),
-    ):
+    for name, collection, ids in (("walk points", walks_c, walk_ids), ("node points", nodes_c, entity_ids)):
         got, vectors, payloads = store.retrieve(collection, np.sort(ids))
         out[name] = (got.tolist(), [str(sorted(p.items())) for p in payloads], store.count(collection))
         out[name + " vectors"] = vectors.tobytes()
     store.close()
     return out
+
+
+def corpus_ids(cfg: Config) -> tuple[np.ndarray, np.ndarray]:
+    return (read_table(cfg.table("walks"), ["walk_id"]).column("walk_id").to_numpy(),
+            read_table(cfg.table("entities"), ["id"]).column("id").to_numpy())
+
+
+def corpus(cfg: Config) -> dict[str, object]:
+    """Everything a refresh must reproduce: KG and corpus tables as row sets, and every index
+    point (id, payload, vector bytes), read back from the live index."""
+    out: dict[str, object] = {t: _rows(cfg, t) for t in ("edges", "entities", "relations", "walks", "texts")}
+    return out | index_points(cfg, *corpus_ids(cfg))
 
 
 def embedder_output_matches(cfg: Config) -> bool:

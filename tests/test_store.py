@@ -19,9 +19,14 @@ def test_search_with_and_without_root_filter(tmp_path, backend):
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     ids = rng.integers(-(2**63), 2**63 - 1, size=n, dtype=np.int64)  # negative ids must survive
     roots = np.arange(n) % 7 - 3
+    store.begin()
     store.create("walks", dim, graph=False, hnsw_m=16)
     store.upsert("walks", ids, vectors, [{"walk_id": int(i), "root": int(r)} for i, r in zip(ids, roots)])
     store.finish("walks")
+    store.commit()
+    got, got_vectors, payloads = store.retrieve("walks", ids[:5])
+    assert got.tolist() == ids[:5].tolist() and np.array_equal(got_vectors, vectors[:5])  # unit vectors come back bit for bit
+    assert [p["walk_id"] for p in payloads] == ids[:5].tolist()
     assert store.count("walks") == n
     q = rng.standard_normal(dim).astype(np.float32)
     q /= np.linalg.norm(q)
@@ -38,15 +43,18 @@ def test_search_with_and_without_root_filter(tmp_path, backend):
 
 
 @pytest.mark.parametrize("backend", ["edge", "server"])
-def test_rebuilt_collection_is_swapped_in_whole(tmp_path, backend):
+def test_a_new_version_goes_live_whole_at_commit(tmp_path, backend):
     store = backends(tmp_path)[backend]
     # Edge: another process opening the folder; server: any client reading the alias.
     open_reader = (lambda: EdgeStore(tmp_path / "edge")) if backend == "edge" else (lambda: store)
     v = np.eye(4, dtype=np.float32)
+    store.begin()
     store.create("nodes", 4, graph=True, hnsw_m=16)
     store.upsert("nodes", np.arange(4), v, [{"id": i} for i in range(4)])
     store.finish("nodes")
+    store.commit()
     # A rebuild in progress leaves the live collection readable and unchanged.
+    store.begin()
     store.create("nodes", 4, graph=True, hnsw_m=16)
     store.upsert("nodes", np.arange(2), v[:2], [{"id": i} for i in range(2)])
 
@@ -59,5 +67,13 @@ def test_rebuilt_collection_is_swapped_in_whole(tmp_path, backend):
 
     assert live() == ([0, 1, 2, 3], 4)
     store.finish("nodes")
+    assert live() == ([0, 1, 2, 3], 4)  # finished is not live yet
+    store.commit()
     assert live() == ([0, 1], 2)
+    if backend == "edge":  # a refresh copies the live version; deleting there leaves the live one alone
+        store.begin(copy=True)
+        store.delete("nodes", np.array([0]))
+        assert live() == ([0, 1], 2)
+        store.commit()
+        assert live() == ([1], 1)
     store.close()
