@@ -25,7 +25,10 @@ def test_search_with_and_without_root_filter(tmp_path, backend):
     store.finish("walks")
     store.commit()
     got, got_vectors, payloads = store.retrieve("walks", ids[:5])
-    assert got.tolist() == ids[:5].tolist() and np.array_equal(got_vectors, vectors[:5])  # unit vectors come back bit for bit
+    assert got.tolist() == ids[:5].tolist()
+    if backend == "edge":  # Qdrant keeps unit vectors as given; qdrant-client's local mode renormalizes in NumPy
+        assert np.array_equal(got_vectors, vectors[:5])
+    assert np.allclose(got_vectors, vectors[:5], atol=1e-6)
     assert [p["walk_id"] for p in payloads] == ids[:5].tolist()
     assert store.count("walks") == n
     q = rng.standard_normal(dim).astype(np.float32)
