@@ -65,9 +65,19 @@ def _log(message: str) -> None:
     log(f"refresh: {message}")
 
 
-def _landed(cfg: Config, table: str, reflects: dict[str, Any]) -> bool:
-    """Did a crashed run already commit this step's output (its metadata says what it reflects)?"""
-    return commit_metadata(cfg.table(table)) == reflects
+def _pending(cfg: Config, state: dict[str, TableState], table: str, inputs: tuple[str, ...], report: RefreshReport) -> dict[str, Any] | None:
+    """What the step's output will reflect, or None when there is nothing to do: its inputs did
+    not change, or a crashed run already committed it (its commit metadata says so)."""
+    done = state[table].reflects
+    now = current_versions(cfg, inputs)
+    if all(done[t] == now[t] for t in inputs):
+        report.skipped.append(table)
+        return None
+    reflects = {**now, "settings": done["settings"], "base": state[table].version}
+    if commit_metadata(cfg.table(table)) == reflects:
+        record(cfg, table, table_version(cfg.table(table)), reflects)
+        return None
+    return reflects
 
 
 def _change_id(path: str, snapshot: bool) -> str:
@@ -125,16 +135,10 @@ def refresh_walks(cfg: Config, state: dict[str, TableState], report: RefreshRepo
     """Step 2: recompute the walks of every root the edge changes can reach, keep the rest."""
     from kgwalk.walks.graph import Graph
 
-    done = state["walks"].reflects
-    now = current_versions(cfg, KG_TABLES)
-    if all(done[t] == now[t] for t in KG_TABLES):
-        report.skipped.append("walks")
+    reflects = _pending(cfg, state, "walks", KG_TABLES, report)
+    if reflects is None:
         return
-    base = state["walks"].version
-    reflects = {**now, "settings": done["settings"], "base": base}
-    if _landed(cfg, "walks", reflects):
-        record(cfg, "walks", table_version(cfg.table("walks")), reflects)
-        return
+    done, base = state["walks"].reflects, state["walks"].version
     spec = WalkSpec.from_conf(cfg.walks)
     old_edges = read_version(cfg.table("edges"), done["edges"], ["src", "rel", "dst"])
     new = {t: read_table(cfg.table(t), ["id"] if t != "edges" else ["src", "rel", "dst"]) for t in KG_TABLES}
@@ -161,16 +165,10 @@ def refresh_texts(cfg: Config, state: dict[str, TableState], report: RefreshRepo
     """Step 3: verbalize the walks that are new or mention a relabelled entity or relation."""
     from kgwalk.verbalize.pipeline import TEXTS_SCHEMA, WALK_COLUMNS, load_labels, verbalize_batch
 
-    done = state["texts"].reflects
-    now = current_versions(cfg, ("walks", "entities", "relations"))
-    if all(done[t] == now[t] for t in now):
-        report.skipped.append("texts")
+    reflects = _pending(cfg, state, "texts", ("walks", "entities", "relations"), report)
+    if reflects is None:
         return
-    base = state["texts"].version
-    reflects = {**now, "settings": done["settings"], "base": base}
-    if _landed(cfg, "texts", reflects):
-        record(cfg, "texts", table_version(cfg.table("texts")), reflects)
-        return
+    done, base = state["texts"].reflects, state["texts"].version
     walks = read_table(cfg.table("walks"), WALK_COLUMNS)
     old_ids = read_version(cfg.table("walks"), done["walks"], ["walk_id"]).column("walk_id").to_numpy()
     redo = ~isin(walks.column("walk_id"), old_ids)
@@ -195,15 +193,10 @@ def refresh_vectors(cfg: Config, state: dict[str, TableState], report: RefreshRe
     from kgwalk.embed.model import make_embedder
     from kgwalk.embed.pipeline import VECTORS_SCHEMA, embed_batch
 
+    reflects = _pending(cfg, state, "vectors", ("texts",), report)
+    if reflects is None:
+        return
     done = state["vectors"].reflects
-    now = current_versions(cfg, ("texts",))
-    if done["texts"] == now["texts"]:
-        report.skipped.append("vectors")
-        return
-    reflects = {**now, "settings": done["settings"], "base": state["vectors"].version}
-    if _landed(cfg, "vectors", reflects):
-        record(cfg, "vectors", table_version(cfg.table("vectors")), reflects)
-        return
     texts = read_table(cfg.table("texts"), ["walk_id", "text", "text_id"])
     old = read_version(cfg.table("texts"), done["texts"], ["walk_id", "text_id"])
     todo = texts.filter(pa.array(~isin(pa.array(text_pairs(texts)), text_pairs(old))))
