@@ -8,7 +8,6 @@ deleting an entity means removing its edges, and a new entity arrives with its f
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -16,7 +15,7 @@ import pyarrow as pa
 from kgwalk.errors import KgwalkError
 from kgwalk.kg.ids import hash64
 from kgwalk.kg.ingest import EDGES_SCHEMA, ENTITIES_SCHEMA, REJECTED_SCHEMA, build_tables
-from kgwalk.kg.readers import ReadResult, read_kg
+from kgwalk.kg.readers import ReadResult
 
 _EDGE_KEYS = ["src", "rel", "dst"]
 
@@ -106,10 +105,6 @@ def apply_changes(old: KgTables, read: ReadResult, source: str) -> KgUpdate:
         added=new_edges.num_rows - kept.num_rows,
         removed=edges.num_rows - kept.num_rows,
     )
-
-
-def read_change_input(path: str | Path, fmt: str, max_label_length: int, snapshot: bool) -> ReadResult:
-    return read_kg(path, fmt, max_label_length, with_op=not snapshot)
 
 
 def snapshot_update(old: KgTables, read: ReadResult, source: str) -> KgUpdate:

@@ -7,11 +7,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kgwalk.config import Config
-from kgwalk.storage import read_table, read_version, table_version
-
-
-def current_versions(cfg: Config, tables: tuple[str, ...]) -> dict[str, int]:
-    return {t: table_version(cfg.table(t)) for t in tables}
+from kgwalk.storage import read_table, read_version
 
 
 def isin(values: pa.Array | pa.ChunkedArray | np.ndarray, members: np.ndarray) -> np.ndarray:

@@ -22,9 +22,10 @@ from kgwalk.errors import KgwalkError
 from kgwalk.faults import crashpoint
 from kgwalk.index.build import PAYLOAD_COLUMNS, NodeSums, matching_vectors, node_payloads, walk_meta, walk_payloads
 from kgwalk.index.store import VectorStore, collection_names, index_version, open_store
-from kgwalk.refresh.diff import current_versions, isin, mentions, relabelled, text_pairs
+from kgwalk.refresh.diff import isin, mentions, relabelled, text_pairs
 from kgwalk.refresh.job import RefreshReport
 from kgwalk.refresh.state import TableState, record
+from kgwalk.stages import versions
 from kgwalk.storage import open_table, read_table, read_version
 from kgwalk.verbalize.pipeline import load_labels
 
@@ -35,9 +36,8 @@ _RETRIEVE_BATCH = 1024
 def _table_vectors(cfg: Config, meta: pa.Table, rows: np.ndarray, since: int) -> np.ndarray:
     """Vectors of meta rows from the vectors table: the files added since version `since` first
     (a refresh appends there), the whole table only for rows still missing."""
-    out = np.zeros((len(rows), 0), np.float32)
     if not len(rows):
-        return out
+        return np.zeros((0, 0), np.float32)
     part = meta.take(pa.array(rows))
     ids, text_ids = part.column("walk_id").to_numpy(), part.column("text_id").to_numpy()
     order = np.argsort(ids)
@@ -76,7 +76,7 @@ def _index_vectors(store: VectorStore, collection: str, ids: np.ndarray) -> np.n
 
 def refresh_index(cfg: Config, state: dict[str, TableState], report: RefreshReport) -> None:
     done = state["index"].reflects
-    now = current_versions(cfg, _INPUTS)
+    now = versions(cfg, _INPUTS)
     if all(done.get(t) == now[t] for t in _INPUTS):
         report.skipped.append("index")
         return
@@ -138,6 +138,7 @@ def refresh_index(cfg: Config, state: dict[str, TableState], report: RefreshRepo
     store.close()
     crashpoint("index.committed")
     record(cfg, "index", index_version(cfg), now)
+    report.walks_recounted = int(recount.sum())
     report.points_upserted = len(upsert_rows)
     report.points_deleted = len(gone)
     report.nodes_upserted = len(live_roots)

@@ -23,10 +23,12 @@ from kgwalk.config import Config
 from kgwalk.errors import KgwalkError
 from kgwalk.faults import crashpoint
 from kgwalk.refresh.affected import affected_roots
-from kgwalk.refresh.diff import current_versions, isin, mentions, relabelled, text_pairs
-from kgwalk.refresh.changes import KgTables, KgUpdate, apply_changes, read_change_input, snapshot_update
+from kgwalk.kg.readers import read_kg
+from kgwalk.refresh.changes import KgTables, KgUpdate, apply_changes, snapshot_update
+from kgwalk.refresh.diff import isin, mentions, relabelled, text_pairs
 from kgwalk.refresh.state import KG_TABLES, TableState, read_state, record, settings_fingerprints, writer_lock
 from kgwalk.storage import commit_metadata, open_table, read_table, read_version, table_version, write_table
+from kgwalk.stages import log, versions
 from kgwalk.walks.spec import WalkSpec
 from kgwalk.walks.table import WALKS_SCHEMA
 
@@ -60,8 +62,6 @@ class RefreshReport:
 
 
 def _log(message: str) -> None:
-    from kgwalk.stages import log
-
     log(f"refresh: {message}")
 
 
@@ -69,7 +69,7 @@ def _pending(cfg: Config, state: dict[str, TableState], table: str, inputs: tupl
     """What the step's output will reflect, or None when there is nothing to do: its inputs did
     not change, or a crashed run already committed it (its commit metadata says so)."""
     done = state[table].reflects
-    now = current_versions(cfg, inputs)
+    now = versions(cfg, inputs)
     if all(done[t] == now[t] for t in inputs):
         report.skipped.append(table)
         return None
@@ -101,7 +101,7 @@ def apply_kg(cfg: Config, path: str, fmt: str, snapshot: bool) -> KgUpdate | Non
     if version is not None:
         _log(f"{path} was applied already (edges version {version}); bringing the corpus up to date")
         return None
-    read = read_change_input(path, fmt, cfg.ingest.max_label_length, snapshot)
+    read = read_kg(path, fmt, cfg.ingest.max_label_length, with_op=not snapshot)
     old = KgTables(*(read_table(cfg.table(t), what="ingest") for t in ("entities", "relations", "edges")))
     update = (snapshot_update if snapshot else apply_changes)(old, read, str(path))
     if not update.tables.edges.num_rows:
@@ -113,7 +113,7 @@ def apply_kg(cfg: Config, path: str, fmt: str, snapshot: bool) -> KgUpdate | Non
     write_table(cfg.table("relations"), update.tables.relations, metadata=meta)
     crashpoint("kg.labels_written")
     write_table(cfg.table("edges"), update.tables.edges, metadata=meta)
-    for table, v in current_versions(cfg, KG_TABLES).items():
+    for table, v in versions(cfg, KG_TABLES).items():
         record(cfg, table, v, meta)
     return update
 
