@@ -1,11 +1,15 @@
 """The typed config tree: YAML in, dataclasses out, with `section.key=value` overrides.
 
 Unknown keys and wrong types are errors that name the key, so a typo never passes silently.
+A YAML file may start from another (`base: local.yaml`) and take values from the environment
+(`${QDRANT_URL}`, `${RAY_ADDRESS:-auto}`), so cluster settings and secrets stay out of conf.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -95,8 +99,11 @@ class QueryConf:
 
 @dataclass
 class RayConf:
-    address: str | None = None  # None = start a local Ray
+    address: str | None = None  # None = RAY_ADDRESS if set, else start a local Ray
     num_cpus: int | None = None
+    # Declared for every Ray worker when joining a cluster, next to the kgwalk package itself
+    # (shipped as a py_module): pip, env_vars, ... in Ray's runtime_env format.
+    runtime_env: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -113,6 +120,9 @@ class Config:
     query: QueryConf = field(default_factory=QueryConf)
     ray: RayConf = field(default_factory=RayConf)
 
+    def __post_init__(self) -> None:
+        self.warehouse = warehouse_path(self.warehouse)
+
     @property
     def root(self) -> Path:
         """The folder holding this KG's Delta tables and its embedded Qdrant shards."""
@@ -125,8 +135,78 @@ class Config:
         return dataclasses.asdict(self)
 
 
+def warehouse_path(warehouse: str) -> str:
+    """The warehouse as an absolute path: Spark executors and Ray workers run in folders of their
+    own, so a relative path would land their output somewhere else. On a cluster it must be a
+    filesystem every node mounts at the same path (file:// URIs are accepted)."""
+    if warehouse.startswith("file://"):
+        warehouse = warehouse[len("file://"):]
+    elif re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*://", warehouse):
+        raise KgwalkError(
+            f"config: 'warehouse' {warehouse!r}: object-store URIs are not supported yet; mount the "
+            "bucket on every node (s3fs, gcsfuse, blobfuse) or use a shared filesystem path"
+        )
+    return os.path.abspath(os.path.expanduser(warehouse))
+
+
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?-)(.*?))?\}")
+
+
+def _expand_env(value: Any, key: str) -> Any:
+    """`${VAR}`, `${VAR:-default}` (unset or empty) and `${VAR-default}` (unset) inside YAML
+    strings, from the environment, as in the shell."""
+    if isinstance(value, dict):
+        return {k: _expand_env(v, f"{key}.{k}" if key else str(k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_expand_env(v, f"{key}[{i}]") for i, v in enumerate(value)]
+    if not isinstance(value, str) or "${" not in value:
+        return value
+
+    def lookup(m: re.Match) -> str:
+        name, form, default = m.groups()
+        got = os.environ.get(name)
+        if got or (got is not None and form == "-"):
+            return got
+        if default is not None:
+            return default
+        raise KgwalkError(f"config: '{key}' needs the environment variable {name}: export it, or pass --set {key}=...")
+
+    expanded = _ENV_REF.sub(lookup, value)
+    # a value that is exactly one reference takes the variable's YAML type (a port, a flag)
+    return yaml.safe_load(expanded) if _ENV_REF.fullmatch(value) and expanded else expanded
+
+
+def _read_yaml(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """One conf file, with the file named by its `base:` key underneath (merged key by key)."""
+    if not path.exists():
+        raise KgwalkError(f"config: file not found: {path}")
+    if path.resolve() in seen:
+        raise KgwalkError(f"config: {path} is its own base")
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as e:
+        raise KgwalkError(f"config: {path} is not valid YAML: {str(e).splitlines()[0]}") from None
+    if not isinstance(data, dict):
+        raise KgwalkError(f"config: {path} must hold a mapping at top level")
+    base = data.pop("base", None)
+    if base is None:
+        return data
+    if not isinstance(base, str):
+        raise KgwalkError(f"config: 'base' in {path} must be a file name")
+    return _merge(_read_yaml(path.parent / base, (*seen, path.resolve())), data)
+
+
+def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in top.items():
+        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
 def _check(value: Any, tp: Any, key: str) -> Any:
     """Coerce/validate one value against a type annotation; raise naming the key."""
+    if tp is Any:
+        return value
     origin = typing.get_origin(tp)
     if dataclasses.is_dataclass(tp):
         if not isinstance(value, dict):
@@ -204,14 +284,7 @@ def load_config(
     conf_path = Path(path) if path else DEFAULT_CONF
     data: dict[str, Any] = {}
     if path or conf_path.exists():
-        if not conf_path.exists():
-            raise KgwalkError(f"config: file not found: {conf_path}")
-        try:
-            data = yaml.safe_load(conf_path.read_text()) or {}
-        except yaml.YAMLError as e:
-            raise KgwalkError(f"config: {conf_path} is not valid YAML: {str(e).splitlines()[0]}") from None
-        if not isinstance(data, dict):
-            raise KgwalkError(f"config: {conf_path} must hold a mapping at top level")
+        data = _read_yaml(conf_path)
     for item in overrides or []:
         if "=" not in item:
             raise KgwalkError(f"config: override '{item}' must look like section.key=value")
@@ -220,4 +293,4 @@ def load_config(
     for key, value in values.items():
         if value is not None:
             _set_path(data, key, value)
-    return _build(Config, data)
+    return _build(Config, _expand_env(data, ""))  # after overrides: --set replaces a ${VAR}
