@@ -3,22 +3,52 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
+from typing import Any
 
 from kgwalk.config import RayConf
+from kgwalk.errors import KgwalkError
+
+# Every Ray worker needs these, on a laptop or a cluster: the models ship inside PyPI packages.
+WORKER_ENV = {"HF_HUB_OFFLINE": "1"}
+
+
+def cluster_runtime_env(conf: RayConf) -> dict[str, Any]:
+    """What workers of a Ray cluster need: the kgwalk package itself (uploaded by the driver, so
+    the cluster runs this very code) and the conf's runtime_env on top (pip, more env_vars...)."""
+    import kgwalk
+
+    package = str(Path(kgwalk.__file__).parent)  # a folder, not the module: Ray deep-copies the env
+    env: dict[str, Any] = {"py_modules": [package], "env_vars": dict(WORKER_ENV)}
+    for key, value in conf.runtime_env.items():
+        if key == "py_modules":
+            env[key] = env[key] + list(value)
+        elif key == "env_vars":
+            env[key] |= {str(k): str(v) for k, v in value.items()}
+        else:
+            env[key] = value
+    return env
 
 
 def init_ray(conf: RayConf):
+    """Join the cluster at ray.address or RAY_ADDRESS (what `ray job submit` sets), else start
+    a local Ray."""
     import ray
 
     if ray.is_initialized():
         return ray
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    for key, value in WORKER_ENV.items():
+        os.environ.setdefault(key, value)
     kwargs = dict(include_dashboard=False, log_to_driver=False, configure_logging=False)
-    if conf.address:
-        ray.init(address=conf.address, **kwargs)
+    address = conf.address or os.environ.get("RAY_ADDRESS")
+    if address:
+        try:
+            ray.init(address=address, runtime_env=cluster_runtime_env(conf), **kwargs)
+        except ConnectionError as e:
+            raise KgwalkError(f"ray: cannot reach the Ray cluster at {address!r} (ray.address / RAY_ADDRESS): {str(e).splitlines()[0]}") from None
     else:
-        ray.init(num_cpus=conf.num_cpus, **kwargs)
+        ray.init(num_cpus=conf.num_cpus, runtime_env=conf.runtime_env or None, **kwargs)
     ctx = ray.data.DataContext.get_current()
     ctx.enable_progress_bars = True
     ctx.print_on_execution_start = False

@@ -35,11 +35,26 @@ def get_spark(conf: SparkConf):
     if "PYSPARK_GATEWAY_PORT" not in os.environ:  # under spark-submit, --master decides
         builder = builder.master(conf.master)
     builder = builder.config("spark.sql.execution.arrow.pyspark.enabled", "true")
-    for key, value in conf.settings.items():
-        builder = builder.config(key, str(value))
+    for key, value in spark_settings(conf).items():
+        builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+DELTA_SQL = {
+    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+}
+
+
+def spark_settings(conf: SparkConf) -> dict[str, str]:
+    """conf's settings, less empty values (an empty ${VAR-} means: Spark's default), plus Delta's
+    SQL extension and catalog when delta-spark is among the packages (it needs both)."""
+    settings = {k: str(v) for k, v in conf.settings.items() if str(v) != ""}
+    if "delta-spark" in settings.get("spark.jars.packages", ""):
+        settings = DELTA_SQL | settings
+    return settings
 
 
 def has_delta_spark(spark) -> bool:

@@ -1,5 +1,7 @@
 """Template phrasing (inverse relations, fallbacks) and config loading errors."""
 
+from pathlib import Path
+
 import pyarrow as pa
 import pytest
 
@@ -78,3 +80,73 @@ def test_conf_local_yaml_and_code_defaults_agree():
     from_yaml["spark"].pop("settings"), from_code["spark"].pop("settings")
     assert from_yaml == from_code
     assert WalkSpec.from_conf(load_config().walks) == WalkSpec()
+
+
+def test_conf_files_stack_on_a_base_and_read_the_environment(tmp_path, monkeypatch):
+    (tmp_path / "base.yaml").write_text("name: basekg\nwalks: {depth: 2, seed: 7}\nquery: {k_nodes: 5}\n")
+    (tmp_path / "site.yaml").write_text(
+        "base: base.yaml\n"
+        "warehouse: ${WH}\n"
+        "walks: {depth: '${DEPTH:-4}'}\n"
+        "spark: {master: 'spark://${HOST}:7077', settings: {spark.jars.packages: '${PKGS-io.delta:x:1}'}}\n"
+        "index: {url: '${QURL-}'}\n"
+    )
+    monkeypatch.setenv("WH", "rel/wh")
+    monkeypatch.setenv("HOST", "head")
+    monkeypatch.delenv("DEPTH", raising=False)
+    monkeypatch.delenv("QURL", raising=False)
+    monkeypatch.setenv("PKGS", "")
+    cfg = load_config(tmp_path / "site.yaml")
+    assert cfg.name == "basekg" and cfg.walks.seed == 7 and cfg.query.k_nodes == 5  # from the base
+    assert cfg.walks.depth == 4 and isinstance(cfg.walks.depth, int)  # default, typed like YAML
+    assert cfg.spark.master == "spark://head:7077"
+    assert cfg.spark.settings["spark.jars.packages"] == ""  # ${VAR-default}: set but empty stays empty
+    assert cfg.index.url == ""
+    assert Path(cfg.warehouse).is_absolute() and cfg.warehouse.endswith("rel/wh")  # executors have other cwds
+    monkeypatch.setenv("DEPTH", "2")
+    assert load_config(tmp_path / "site.yaml").walks.depth == 2
+
+    monkeypatch.delenv("WH")
+    with pytest.raises(KgwalkError, match=r"'warehouse' needs the environment variable WH"):
+        load_config(tmp_path / "site.yaml")
+    assert load_config(tmp_path / "site.yaml", warehouse="/x").warehouse == "/x"  # --warehouse instead
+    (tmp_path / "loop.yaml").write_text("base: loop.yaml\n")
+    with pytest.raises(KgwalkError, match="its own base"):
+        load_config(tmp_path / "loop.yaml")
+
+
+def test_warehouse_uris(tmp_path):
+    assert load_config(None, warehouse=f"file://{tmp_path}/wh").warehouse == f"{tmp_path}/wh"
+    with pytest.raises(KgwalkError, match="object-store URIs are not supported yet"):
+        load_config(None, warehouse="s3://bucket/kgwalk")
+
+
+def test_spark_settings_drop_empty_values_and_complete_delta():
+    from kgwalk.config import SparkConf
+    from kgwalk.spark import spark_settings
+
+    plain = spark_settings(SparkConf(settings={"spark.jars.packages": "", "spark.executor.memory": "2g"}))
+    assert plain == {"spark.executor.memory": "2g"}
+    delta = spark_settings(SparkConf(settings={"spark.jars.packages": "io.delta:delta-spark_2.13:4.4.1"}))
+    assert delta["spark.sql.extensions"] == "io.delta.sql.DeltaSparkSessionExtension"
+    assert delta["spark.sql.catalog.spark_catalog"].endswith("DeltaCatalog")
+
+
+def test_cluster_runtime_env_ships_kgwalk_and_keeps_conf_additions():
+    from kgwalk.config import RayConf
+    from kgwalk.ray_runtime import cluster_runtime_env
+
+    env = cluster_runtime_env(RayConf(runtime_env={"env_vars": {"A": 1}, "py_modules": ["/x/mod"], "pip": ["tqdm"]}))
+    assert Path(env["py_modules"][0]) == Path(__file__).resolve().parent.parent / "kgwalk"
+    assert env["py_modules"][1:] == ["/x/mod"] and env["pip"] == ["tqdm"]
+    assert env["env_vars"] == {"HF_HUB_OFFLINE": "1", "A": "1"}
+
+
+def test_conf_cluster_yaml_loads_with_only_its_required_variable(monkeypatch):
+    for var in ("SPARK_MASTER", "RAY_ADDRESS", "QDRANT_URL", "KGWALK_SPARK_PACKAGES", "KGWALK_EMBED_DEVICE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("KGWALK_WAREHOUSE", "/shared/kgwalk")
+    cfg = load_config(Path(__file__).resolve().parent.parent / "conf" / "cluster.yaml")
+    assert cfg.warehouse == "/shared/kgwalk" and cfg.index.backend == "server" and cfg.ray.address == ""
+    assert "delta-spark" in cfg.spark.settings["spark.jars.packages"]
+    assert cfg.verbalize.phrases["directed_by"] == ["was directed by", "directed"]  # from local.yaml

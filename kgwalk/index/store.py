@@ -329,7 +329,7 @@ def open_store(cfg: Config) -> VectorStore:
         return EdgeStore(cfg.root / "qdrant")
     if cfg.index.backend == "server":
         if not cfg.index.url:
-            raise KgwalkError("index.url must be set for the server backend (e.g. http://localhost:6333)")
+            raise KgwalkError("index.url must be set for the server backend, e.g. http://localhost:6333 (conf/cluster.yaml takes it from QDRANT_URL)")
         return ServerStore(cfg.index.url, os.environ.get(cfg.index.api_key_env))
     raise KgwalkError(f"index.backend must be 'edge' or 'server', got {cfg.index.backend!r}")
 
