@@ -9,7 +9,7 @@ export RAY_AUTH_MODE := disabled
 # (plain PyPI would pull GBs of CUDA packages).
 TORCH_SOURCE := $(if $(wildcard /opt/wheels/torch-2.13.0*),,--extra-index-url https://download.pytorch.org/whl/cpu)
 
-.PHONY: demo test test-slow prereqs clean
+.PHONY: demo test test-slow test-cluster dist prereqs clean
 
 prereqs:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' 2>/dev/null || { \
@@ -40,5 +40,16 @@ test: $(STAMP)
 test-slow: $(STAMP)
 	$(PY) -m pytest -m slow
 
+# Only the loopback-cluster test (standalone Spark + Ray cluster on 127.0.0.1); `make test` runs it too.
+test-cluster: $(STAMP)
+	$(PY) -m pytest -m cluster
+
 clean:
 	rm -rf warehouse spark-warehouse
+
+# The kgwalk package as one zip for spark-submit --py-files (executors import it from there).
+dist/kgwalk.zip: $(shell find kgwalk -name '*.py')
+	@mkdir -p dist
+	$(PYTHON) -c 'import pathlib, zipfile; z = zipfile.ZipFile("$@", "w", zipfile.ZIP_DEFLATED); [z.write(p) for p in sorted(pathlib.Path("kgwalk").rglob("*.py"))]; z.close()'
+
+dist: dist/kgwalk.zip

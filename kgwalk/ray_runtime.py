@@ -31,8 +31,8 @@ def cluster_runtime_env(conf: RayConf) -> dict[str, Any]:
 
 
 def init_ray(conf: RayConf):
-    """Join the cluster at ray.address or RAY_ADDRESS (what `ray job submit` sets), else start
-    a local Ray."""
+    """Join the cluster at ray.address or RAY_ADDRESS (HEAD:6379; `ray job submit` sets it for its
+    drivers), else start a local Ray."""
     import ray
 
     if ray.is_initialized():
@@ -40,15 +40,21 @@ def init_ray(conf: RayConf):
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     for key, value in WORKER_ENV.items():
         os.environ.setdefault(key, value)
-    kwargs = dict(include_dashboard=False, log_to_driver=False, configure_logging=False)
     address = conf.address or os.environ.get("RAY_ADDRESS")
+    if address and address.startswith("ray://"):  # Ray Data's executor needs a core worker; Ray Client has none
+        raise KgwalkError(
+            f"ray: {address!r} is a Ray Client address, and Ray Data cannot run through Ray Client: "
+            "submit the stage as a Ray job (ray job submit --address http://HEAD:8265 --working-dir . -- python pipelines/...) "
+            "or run it on a cluster node with RAY_ADDRESS=HEAD:6379"
+        )
     if address:
         try:
-            ray.init(address=address, runtime_env=cluster_runtime_env(conf), **kwargs)
+            ray.init(address=address, runtime_env=cluster_runtime_env(conf))
         except ConnectionError as e:
             raise KgwalkError(f"ray: cannot reach the Ray cluster at {address!r} (ray.address / RAY_ADDRESS): {str(e).splitlines()[0]}") from None
     else:
-        ray.init(num_cpus=conf.num_cpus, runtime_env=conf.runtime_env or None, **kwargs)
+        ray.init(num_cpus=conf.num_cpus, runtime_env=conf.runtime_env or None,
+                 include_dashboard=False, log_to_driver=False, configure_logging=False)
     ctx = ray.data.DataContext.get_current()
     ctx.enable_progress_bars = True
     ctx.print_on_execution_start = False

@@ -150,3 +150,13 @@ def test_conf_cluster_yaml_loads_with_only_its_required_variable(monkeypatch):
     assert cfg.warehouse == "/shared/kgwalk" and cfg.index.backend == "server" and cfg.ray.address == ""
     assert "delta-spark" in cfg.spark.settings["spark.jars.packages"]
     assert cfg.verbalize.phrases["directed_by"] == ["was directed by", "directed"]  # from local.yaml
+
+
+def test_a_ray_client_address_is_refused_before_connecting(monkeypatch):
+    """Ray Data cannot run through Ray Client (ray-project/ray#48682): say so, and what to do."""
+    from kgwalk.config import RayConf
+    from kgwalk.ray_runtime import init_ray
+
+    monkeypatch.setenv("RAY_ADDRESS", "ray://127.0.0.1:1")
+    with pytest.raises(KgwalkError, match=r"'ray://127.0.0.1:1' is a Ray Client address.*ray job submit"):
+        init_ray(RayConf())
