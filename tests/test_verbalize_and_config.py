@@ -147,7 +147,7 @@ def test_conf_cluster_yaml_loads_with_only_its_required_variable(monkeypatch):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("KGWALK_WAREHOUSE", "/shared/kgwalk")
     cfg = load_config(Path(__file__).resolve().parent.parent / "conf" / "cluster.yaml")
-    assert cfg.warehouse == "/shared/kgwalk" and cfg.index.backend == "server" and cfg.ray.address == ""
+    assert cfg.warehouse == "/shared/kgwalk" and cfg.index.backend == "server" and cfg.ray.address is None
     assert "delta-spark" in cfg.spark.settings["spark.jars.packages"]
     assert cfg.verbalize.phrases["directed_by"] == ["was directed by", "directed"]  # from local.yaml
 

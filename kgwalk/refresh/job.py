@@ -27,7 +27,7 @@ from kgwalk.kg.readers import read_kg
 from kgwalk.refresh.changes import KgTables, KgUpdate, apply_changes, snapshot_update
 from kgwalk.refresh.diff import isin, mentions, relabelled, text_pairs
 from kgwalk.refresh.state import KG_TABLES, TableState, read_state, record, settings_fingerprints, writer_lock
-from kgwalk.storage import commit_metadata, open_table, read_table, read_version, table_version, write_table
+from kgwalk.storage import METADATA_KEY, commit_metadata, open_table, read_table, read_version, table_version, write_table
 from kgwalk.stages import log, versions
 from kgwalk.walks.spec import WalkSpec
 from kgwalk.walks.table import WALKS_SCHEMA
@@ -88,7 +88,7 @@ def _change_id(path: str, snapshot: bool) -> str:
 def _applied(cfg: Config, change_id: str) -> int | None:
     """The edges version a change input was applied in, if any (so cron retries are no-ops)."""
     for entry in open_table(cfg.table("edges")).history():
-        if change_id in str(entry.get("kgwalk", "")):
+        if change_id in str(entry.get(METADATA_KEY, "")):
             return int(entry["version"])
     return None
 
@@ -179,7 +179,7 @@ def refresh_texts(cfg: Config, state: dict[str, TableState], report: RefreshRepo
     parts = [verbalize_batch(todo.slice(i, batch), cfg.verbalize.verbalizer, cfg.verbalize.phrases, labels) for i in range(0, todo.num_rows, batch)]
     old = read_version(cfg.table("texts"), base)
     keep = isin(old.column("walk_id"), walks.column("walk_id").to_numpy()) & ~isin(old.column("walk_id"), todo.column("walk_id").to_numpy())
-    texts = pa.concat_tables([old.filter(pa.array(keep)), *parts]) if parts else old.filter(pa.array(keep))
+    texts = pa.concat_tables([old.filter(pa.array(keep)), *parts])
     version = write_table(cfg.table("texts"), texts.cast(TEXTS_SCHEMA), metadata=reflects)
     crashpoint("texts.written")
     record(cfg, "texts", version, reflects)
