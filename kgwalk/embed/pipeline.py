@@ -28,16 +28,21 @@ def arrow_to_vectors(column: pa.ChunkedArray | pa.ListArray) -> np.ndarray:
 
 
 class _EmbedActor:
-    def __init__(self, model: str, device: str, threads: int, batch_size: int) -> None:
-        self.embedder = make_embedder(model, device, threads, batch_size)
+    def __init__(self, model: str, device: str, threads: int, batch_size: int, precision: str) -> None:
+        self.embedder = make_embedder(model, device, threads, batch_size, precision)
 
     def __call__(self, batch: pa.Table) -> pa.Table:
         return embed_batch(self.embedder, batch)
 
 
 def embed_batch(embedder: Embedder, texts: pa.Table) -> pa.Table:
-    """Texts rows -> vectors rows; the core both the Ray actor pool and refresh run."""
-    vectors = embedder.encode(texts["text"].to_pylist())
+    """Texts rows -> vectors rows; the core both the Ray actor pool and refresh run.
+
+    Each distinct text (by `text_id`) is embedded once: random walks repeat BFS walks' sentences.
+    """
+    unique_ids, first, inverse = np.unique(texts["text_id"].to_numpy(), return_index=True, return_inverse=True)
+    unique_texts = texts["text"].take(pa.array(first)).to_pylist()
+    vectors = embedder.encode(unique_texts)[inverse] if len(unique_ids) else np.empty((0, embedder.dim), np.float32)
     return pa.table(
         {"walk_id": texts["walk_id"], "text_id": texts["text_id"], "vector": vectors_to_arrow(vectors)}, schema=VECTORS_SCHEMA
     )
@@ -57,6 +62,7 @@ def embed_texts(cfg: Config) -> int:
             "device": cfg.embed.device,
             "threads": threads,
             "batch_size": cfg.embed.batch_size,
+            "precision": cfg.embed.precision,
         },
         batch_format="pyarrow",
         batch_size=block_rows,
