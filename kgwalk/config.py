@@ -66,11 +66,41 @@ class WalksConf:
 
 
 @dataclass
+class LLMConf:
+    """One LLM, reached one of three ways (the verbalizer or answerer names which)."""
+
+    model: str | None = None  # HF name or path (vllm, transformers); the served model's name (openai)
+    max_tokens: int = 64
+    temperature: float = 0.0
+    batch_size: int = 64  # prompts per generate call (transformers); vLLM schedules its own batches
+    device: str = "auto"  # transformers: auto (cuda if present) | cpu | cuda | cuda:N
+    dtype: str = "auto"  # transformers: auto | float32 | bfloat16 | float16
+    engine_args: dict[str, Any] = field(default_factory=dict)  # vllm.LLM(...) keyword arguments
+    base_url: str | None = None  # openai: http://host:8000/v1
+    api_key_env: str = "OPENAI_API_KEY"  # openai: the variable holding the key (never the key itself)
+    concurrency: int = 8  # openai: requests in flight per actor
+    requests_per_second: float | None = None  # openai: per actor; None = unlimited
+    max_retries: int = 5  # openai: on 429, 5xx, timeouts and dropped connections, with backoff
+    timeout_s: float = 60.0
+
+
+@dataclass
+class PromptConf:
+    system: str = ""  # empty: the paper's (kgwalk.verbalize.llm.PAPER_SYSTEM_PROMPT)
+    user: str = ""  # must contain {triples}; empty: the paper's
+
+
+@dataclass
 class VerbalizeConf:
-    verbalizer: str = "template"
+    verbalizer: str = "template"  # template | vllm | transformers | openai
     batch_size: int = 8192
     # relation label -> [forward phrase, inverse phrase]
     phrases: dict[str, list[str]] = field(default_factory=dict)
+    llm: LLMConf = field(default_factory=LLMConf)
+    prompt: PromptConf = field(default_factory=PromptConf)
+    actors: int = 1  # LLM verbalizers: Ray actors, each holding one model or client
+    num_gpus: float = 0  # per actor (vllm, transformers on GPU workers)
+    cache: bool = True  # LLM verbalizers: reuse sentences from <warehouse>/_cache/verbalize
 
 
 @dataclass
@@ -80,6 +110,7 @@ class EmbedConf:
     actors: int = 0  # 0 = one less than the CPUs Ray sees (at least 1)
     threads_per_actor: int = 0  # 0 = CPUs / actors
     device: str = "cpu"
+    precision: str = "auto"  # auto | float32 | bfloat16 | float16 (auto: bf16 on CPUs with AMX/AVX512-BF16, fp16 on CUDA)
 
 
 @dataclass

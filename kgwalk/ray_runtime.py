@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
+
+import pyarrow as pa
 
 from kgwalk.config import RayConf
 from kgwalk.errors import KgwalkError
@@ -73,8 +75,9 @@ def pool_size(configured: int) -> int:
     return configured or max(1, cluster_cpus() - 1)
 
 
-def write_dataset(ds, path: str, schema) -> int:
-    """Stream a Ray Dataset's output into a Delta table (one commit); returns rows written."""
+def write_dataset(ds, path: str, schema, each: Callable[[pa.Table], pa.Table] | None = None) -> int:
+    """Stream a Ray Dataset's output into a Delta table (one commit); returns rows written.
+    `each` sees every output batch on the driver and returns what to write of it."""
     from kgwalk.storage import write_table
 
     written = 0
@@ -82,6 +85,7 @@ def write_dataset(ds, path: str, schema) -> int:
     def batches():
         nonlocal written
         for batch in ds.iter_batches(batch_format="pyarrow", batch_size=None):
+            batch = each(batch) if each else batch
             written += batch.num_rows
             yield from batch.cast(schema).to_batches()
 

@@ -93,11 +93,12 @@ def run_walks(cfg: Config, spark=None) -> WalksResult:
 def run_verbalize(cfg: Config) -> int:
     from kgwalk.verbalize.pipeline import verbalize_walks
 
-    return timed(
+    sink = timed(
         "verbalize",
         lambda: recorded(cfg, "texts", ("walks", "entities", "relations"), lambda: verbalize_walks(cfg)),
-        lambda n: f"{n:,} sentences ({cfg.verbalize.verbalizer})",
+        lambda s: f"{sum(s.sources.values()):,} sentences ({cfg.verbalize.verbalizer}: {s.summary()})",
     )
+    return sum(sink.sources.values())
 
 
 def run_embed(cfg: Config) -> int:

@@ -18,7 +18,7 @@ from kgwalk.embed.pipeline import VECTORS_SCHEMA, embed_batch
 from kgwalk.index.store import collection_names, open_store
 from kgwalk.refresh.state import KG_TABLES
 from kgwalk.storage import read_table, write_table
-from kgwalk.verbalize.pipeline import TEXTS_SCHEMA, WALK_COLUMNS, load_labels, verbalize_batch
+from kgwalk.verbalize.pipeline import CACHE_KEY, TEXTS_SCHEMA, WALK_COLUMNS, Verbalization, load_labels
 from kgwalk.walks import WalkSpec, all_walks
 from kgwalk.walks.spark_job import load_graph
 from kgwalk.walks.table import WALKS_SCHEMA
@@ -31,14 +31,19 @@ def config(warehouse: Path, kg: Path | None = None, overrides: list[str] | None 
     return load_config(None, [f"embed.model={MODEL}", *(overrides or [])], name="t", warehouse=str(warehouse), **values)
 
 
-def build_in_process(cfg: Config) -> None:
+def walks_in_process(cfg: Config) -> None:
+    """Ingest and walks, as the stages record them, without Spark."""
     stages.run_ingest(cfg)
     spec = WalkSpec.from_conf(cfg.walks)
     stages.recorded(cfg, "walks", KG_TABLES, lambda: write_table(cfg.table("walks"), all_walks(load_graph(cfg), spec).cast(WALKS_SCHEMA)))
+
+
+def build_in_process(cfg: Config) -> None:
+    walks_in_process(cfg)
     walks = read_table(cfg.table("walks"), WALK_COLUMNS)
-    texts = verbalize_batch(walks, cfg.verbalize.verbalizer, cfg.verbalize.phrases, load_labels(cfg))
+    texts = Verbalization(cfg.verbalize, load_labels(cfg))(walks).drop_columns([CACHE_KEY])
     stages.recorded(cfg, "texts", ("walks", "entities", "relations"), lambda: write_table(cfg.table("texts"), texts.cast(TEXTS_SCHEMA)))
-    vectors = embed_batch(make_embedder(cfg.embed.model), read_table(cfg.table("texts")))
+    vectors = embed_batch(make_embedder(cfg.embed.model, precision=cfg.embed.precision), read_table(cfg.table("texts")))
     stages.recorded(cfg, "vectors", ("texts",), lambda: write_table(cfg.table("vectors"), vectors.cast(VECTORS_SCHEMA)))
     stages.run_index(cfg)
 
@@ -78,5 +83,5 @@ def embedder_output_matches(cfg: Config) -> bool:
     store = open_store(cfg)
     got, vectors, _ = store.retrieve(collection_names(cfg)[1], texts.column("walk_id").to_numpy())
     store.close()
-    expected = make_embedder(cfg.embed.model).encode(texts.column("text").to_pylist())
+    expected = make_embedder(cfg.embed.model, precision=cfg.embed.precision).encode(texts.column("text").to_pylist())
     return len(got) == texts.num_rows and np.array_equal(vectors, expected)

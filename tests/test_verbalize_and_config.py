@@ -5,7 +5,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from kgwalk.config import load_config
+from kgwalk.config import VerbalizeConf, load_config
 from kgwalk.errors import KgwalkError
 from kgwalk.verbalize import TemplateVerbalizer, make_verbalizer
 from kgwalk.verbalize.template import fallback_phrases
@@ -41,9 +41,11 @@ def test_verbalize_arrow_batch():
     walks = pa.table(
         {"node_labels": [["A", "B"], ["B", "A"]], "rel_labels": [["written_by"], ["written_by"]], "inverse": [[False], [True]]}
     )
-    assert make_verbalizer("template").verbalize(walks).to_pylist() == ["A was written by B.", "B written A."]
+    sentences, source = make_verbalizer(VerbalizeConf()).verbalize(walks)
+    assert sentences.to_pylist() == ["A was written by B.", "B written A."]
+    assert source.to_pylist() == ["template", "template"]
     with pytest.raises(KgwalkError, match="unknown verbalizer"):
-        make_verbalizer("gpt")
+        make_verbalizer(VerbalizeConf(verbalizer="gpt"))
 
 
 def test_config_defaults_overrides_and_errors(tmp_path):

@@ -15,6 +15,7 @@ from kgwalk.config import Config, load_config
 from kgwalk.embed.model import Embedder, make_embedder
 from kgwalk.errors import KgwalkError
 from kgwalk.index.store import VectorStore, collection_names, open_store
+from kgwalk.walks.labels import walk_triples
 
 
 @dataclass
@@ -40,13 +41,6 @@ class NodeHit:
     walks: list[WalkHit] = field(default_factory=list)
 
 
-def _triples(node_labels: list[str], rel_labels: list[str], inverse: list[bool]) -> list[tuple[str, str, str]]:
-    return [
-        (node_labels[i + 1], rel, node_labels[i]) if inv else (node_labels[i], rel, node_labels[i + 1])
-        for i, (rel, inv) in enumerate(zip(rel_labels, inverse))
-    ]
-
-
 def _walk_hit(score: float, p: dict[str, Any]) -> WalkHit:
     return WalkHit(
         walk_id=int(p["walk_id"]),
@@ -55,7 +49,7 @@ def _walk_hit(score: float, p: dict[str, Any]) -> WalkHit:
         text=p["text"],
         nodes=[int(n) for n in p["nodes"]],
         node_labels=list(p["node_labels"]),
-        triples=_triples(p["node_labels"], p["rel_labels"], p["inverse"]),
+        triples=walk_triples(p["node_labels"], p["rel_labels"], p["inverse"]),
     )
 
 
@@ -70,7 +64,7 @@ class Retriever:
     def embedder(self) -> Embedder:
         """Loaded on first use, so bad input fails fast without loading a model."""
         if self._embedder is None:
-            self._embedder = make_embedder(self.cfg.embed.model, self.cfg.embed.device)
+            self._embedder = make_embedder(self.cfg.embed.model, self.cfg.embed.device, precision=self.cfg.embed.precision)
         return self._embedder
 
     @classmethod

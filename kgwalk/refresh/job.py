@@ -163,7 +163,7 @@ def refresh_walks(cfg: Config, state: dict[str, TableState], report: RefreshRepo
 
 def refresh_texts(cfg: Config, state: dict[str, TableState], report: RefreshReport) -> None:
     """Step 3: verbalize the walks that are new or mention a relabelled entity or relation."""
-    from kgwalk.verbalize.pipeline import TEXTS_SCHEMA, WALK_COLUMNS, load_labels, verbalize_batch
+    from kgwalk.verbalize.pipeline import TEXTS_SCHEMA, WALK_COLUMNS, Verbalization, load_labels, open_cache
 
     reflects = _pending(cfg, state, "texts", ("walks", "entities", "relations"), report)
     if reflects is None:
@@ -174,9 +174,11 @@ def refresh_texts(cfg: Config, state: dict[str, TableState], report: RefreshRepo
     redo = ~isin(walks.column("walk_id"), old_ids)
     redo |= mentions(walks, relabelled(cfg, "entities", done["entities"]), relabelled(cfg, "relations", done["relations"]))
     todo = walks.filter(pa.array(redo))
-    labels = load_labels(cfg)
+    cache, sink = open_cache(cfg)
+    verbalization = Verbalization(cfg.verbalize, load_labels(cfg), cache) if todo.num_rows else None
     batch = cfg.verbalize.batch_size
-    parts = [verbalize_batch(todo.slice(i, batch), cfg.verbalize.verbalizer, cfg.verbalize.phrases, labels) for i in range(0, todo.num_rows, batch)]
+    parts = [sink(verbalization(todo.slice(i, batch))) for i in range(0, todo.num_rows, batch)]
+    sink.flush()
     old = read_version(cfg.table("texts"), base)
     keep = isin(old.column("walk_id"), walks.column("walk_id").to_numpy()) & ~isin(old.column("walk_id"), todo.column("walk_id").to_numpy())
     texts = pa.concat_tables([old.filter(pa.array(keep)), *parts])
@@ -201,7 +203,7 @@ def refresh_vectors(cfg: Config, state: dict[str, TableState], report: RefreshRe
     old = read_version(cfg.table("texts"), done["texts"], ["walk_id", "text_id"])
     todo = texts.filter(pa.array(~isin(pa.array(text_pairs(texts)), text_pairs(old))))
     if todo.num_rows:
-        embedder = make_embedder(cfg.embed.model, cfg.embed.device, cfg.embed.threads_per_actor, cfg.embed.batch_size)
+        embedder = make_embedder(cfg.embed.model, cfg.embed.device, cfg.embed.threads_per_actor, cfg.embed.batch_size, cfg.embed.precision)
         step = cfg.embed.batch_size * 8
         vectors = pa.concat_tables([embed_batch(embedder, todo.slice(i, step)) for i in range(0, todo.num_rows, step)])
         crashpoint("vectors.embedded")

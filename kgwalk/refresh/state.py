@@ -24,6 +24,7 @@ import pyarrow as pa
 from kgwalk.config import Config
 from kgwalk.errors import BusyError
 from kgwalk.storage import read_table, table_exists, write_table
+from kgwalk.verbalize.llm import verbalizer_key
 
 STATE_SCHEMA = pa.schema(
     [("table", pa.string()), ("version", pa.int64()), ("reflects", pa.string()), ("updated", pa.string())]
@@ -65,10 +66,12 @@ def settings_fingerprints(cfg: Config) -> dict[str, str]:
     walks = asdict(cfg.walks)
     for key in ("engine", "max_graph_bytes", "roots_per_batch", "max_paths_per_batch"):  # how, not what
         walks.pop(key)
+    # an LLM verbalizer's sentences follow its model, prompt and sampling (the template's: phrases)
+    llm = {} if cfg.verbalize.verbalizer == "template" else {"llm": verbalizer_key(cfg.verbalize)}
     return {
         "walks": fingerprint(walks),
-        "texts": fingerprint({"verbalizer": cfg.verbalize.verbalizer, "phrases": cfg.verbalize.phrases}),
-        "vectors": fingerprint({"model": cfg.embed.model}),
+        "texts": fingerprint({"verbalizer": cfg.verbalize.verbalizer, "phrases": cfg.verbalize.phrases, **llm}),
+        "vectors": fingerprint({"model": cfg.embed.model, "precision": cfg.embed.precision}),
     }
 
 

@@ -6,20 +6,46 @@ from typing import Protocol
 
 import pyarrow as pa
 
+from kgwalk.config import VerbalizeConf
 from kgwalk.errors import KgwalkError
+
+VERBALIZERS = ("template", "vllm", "transformers", "openai")
 
 
 class Verbalizer(Protocol):
     name: str
 
-    def verbalize(self, walks: pa.Table) -> pa.Array:
-        """One sentence per row of `walks` (columns node_labels, rel_labels, inverse)."""
+    def verbalize(self, walks: pa.Table) -> tuple[pa.Array, pa.Array]:
+        """(sentence, source) per row of `walks` (columns node_labels, rel_labels, inverse);
+        source says where each sentence came from: template, llm or fallback."""
         ...
 
 
-def make_verbalizer(name: str, phrases: dict[str, list[str]] | None = None) -> Verbalizer:
+def check_verbalize_conf(conf: VerbalizeConf) -> None:
+    """The settings errors a run would hit, found before any model loads."""
+    if conf.verbalizer not in VERBALIZERS:
+        raise KgwalkError(f"verbalize.verbalizer: unknown verbalizer {conf.verbalizer!r} (available: {', '.join(VERBALIZERS)})")
+    if conf.verbalizer == "template":
+        return
+    from kgwalk.verbalize.llm import prompt_texts
+
+    if not conf.llm.model:
+        raise KgwalkError(f"verbalize.llm.model: the {conf.verbalizer} verbalizer needs a model (--set verbalize.llm.model=...)")
+    if conf.verbalizer == "openai" and not conf.llm.base_url:
+        raise KgwalkError("verbalize.llm.base_url: the openai verbalizer needs the endpoint, e.g. http://host:8000/v1")
+    if conf.actors < 1 or conf.num_gpus < 0:
+        raise KgwalkError("verbalize.actors must be >= 1 and verbalize.num_gpus >= 0")
+    prompt_texts(conf.prompt)
+
+
+def make_verbalizer(conf: VerbalizeConf) -> Verbalizer:
+    """The configured verbalizer. An LLM verbalizer loads its model here: build it once per actor."""
     from kgwalk.verbalize.template import TemplateVerbalizer
 
-    if name == "template":
-        return TemplateVerbalizer(phrases or {})
-    raise KgwalkError(f"verbalize.verbalizer: unknown verbalizer {name!r} (available: template)")
+    check_verbalize_conf(conf)
+    if conf.verbalizer == "template":
+        return TemplateVerbalizer(conf.phrases)
+    from kgwalk.llm import make_chat_model
+    from kgwalk.verbalize.llm import LLMVerbalizer
+
+    return LLMVerbalizer(make_chat_model(conf.verbalizer, conf.llm, "verbalize.llm"), conf)

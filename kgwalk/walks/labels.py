@@ -13,6 +13,15 @@ from kgwalk.errors import KgwalkError
 from kgwalk.walks.table import list_array
 
 
+def walk_triples(node_labels: list[str], rel_labels: list[str], inverse: list[bool]) -> list[tuple[str, str, str]]:
+    """A walk's (head, relation, tail) triples in walk order, each as the KG states it: a step
+    taken backwards along an edge gives (next node, relation, node)."""
+    return [
+        (node_labels[i + 1], rel, node_labels[i]) if inv else (node_labels[i], rel, node_labels[i + 1])
+        for i, (rel, inv) in enumerate(zip(rel_labels, inverse))
+    ]
+
+
 class LabelLookup:
     """Entity and relation labels by id, for whole Arrow columns at once."""
 

@@ -1,0 +1,10 @@
+"""Chat LLMs behind one small interface: conversations in, one reply each out.
+
+Three ways to reach a model, chosen by name: `vllm` (an in-process vLLM engine on a GPU worker),
+`transformers` (Hugging Face generate, CPU or GPU), `openai` (any OpenAI-compatible endpoint:
+`vllm serve`, a hosted API). The verbalizers use it; so can an answerer.
+"""
+
+from kgwalk.llm.base import BACKENDS, ChatModel, Message, make_chat_model
+
+__all__ = ["BACKENDS", "ChatModel", "Message", "make_chat_model"]
