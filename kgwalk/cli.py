@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import asdict
 import json
 import sys
 
@@ -50,6 +51,14 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("--k-nodes", type=int, help="nodes to retrieve (conf: query.k_nodes)")
     q.add_argument("--k-walks", type=int, help="walks per node (conf: query.k_walks)")
     q.add_argument("--json", action="store_true", help="print JSON for programs")
+    e = sub.add_parser("eval", help="retrieval quality on MetaQA questions (no LLM): topic recall, context recall@k, extractive Hits@1")
+    _common(e)
+    e.add_argument("dataset", choices=["metaqa"])
+    e.add_argument("--split", choices=["dev", "test"], default="dev", help="tune on dev, report on test (default: dev)")
+    e.add_argument("--hops", default="1,2,3", help="comma-separated hop counts (default: 1,2,3)")
+    e.add_argument("--limit", type=int, help="questions per hop count, sampled deterministically (default: all)")
+    e.add_argument("--data", help="MetaQA folder (default: ../shared/data/metaqa)")
+    e.add_argument("--json", action="store_true", help="print JSON for programs")
     s = sub.add_parser("synth", help="write a synthetic CRAG-like KG (movie, music, sports, finance, open domains)")
     s.add_argument("--edges", required=True, help="number of triples: 250000, 250k, 1M, 10M ...")
     s.add_argument("--out", required=True, help="output file: .parquet (recommended), .tsv or .txt (pipe-separated)")
@@ -95,6 +104,26 @@ def run(argv: list[str] | None = None) -> int:
             print(json.dumps({"question": args.question, "nodes": hits_to_json(hits)}, ensure_ascii=False))
         else:
             _print_hits(hits)
+        return 0
+    if args.command == "eval":
+        from kgwalk.eval.metaqa import METAQA_DIR, load_questions, question_file, sample, score_retrieval
+        from kgwalk.query.retriever import Retriever
+
+        try:
+            hops = [int(h) for h in args.hops.split(",")]
+        except ValueError:
+            raise KgwalkError(f"eval: --hops takes comma-separated numbers, got {args.hops!r}") from None
+        files = {h: question_file(args.data or METAQA_DIR, h, args.split) for h in hops}
+        retriever = Retriever(cfg)
+        scores = [score_retrieval(retriever, sample(load_questions(files[h]), args.limit), h) for h in hops]
+        retriever.close()
+        if args.json:
+            print(json.dumps([asdict(s) for s in scores]))
+        else:
+            print(f"MetaQA {args.split}, k_nodes={cfg.query.k_nodes}, k_walks={cfg.query.k_walks}")
+            print("hops  questions  topic recall  context recall@k  extractive Hits@1")
+            for s in scores:
+                print(f"{s.hops:>4}  {s.questions:>9,}  {s.topic_recall:>12.4f}  {s.context_recall:>16.4f}  {s.extractive_hits1:>17.4f}")
         return 0
     if args.command == "status":
         from kgwalk.refresh.status import status_text

@@ -120,3 +120,24 @@ def test_stages_out_of_order_fail_fast_with_a_hint(tmp_path):
         out = kgwalk_cli(stage, "--warehouse", str(tmp_path))
         assert out.returncode == 2, out.stderr
         assert f"run `kgwalk {hint}` first" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_eval_metaqa_scores_retrieval_on_question_files(built, tmp_path):
+    cfg, _ = built
+    data = tmp_path / "metaqa"
+    (data / "1-hop").mkdir(parents=True)
+    # who directed Kismet: topic, context and best walk all right; the other two cannot be answered
+    # (no such answer in the KG), so the shares are 1/3 at most and the topic recall 1.0
+    (data / "1-hop" / "qa_dev.txt").write_text(
+        "who directed [Kismet]\tWilliam Dieterle\n"
+        "what language is [Farewell] in\tKlingon\n"
+        "who starred in [Arizona Dream]\tNobody Atall\n"
+    )
+    out = kgwalk_cli("eval", "metaqa", "--name", cfg.name, "--warehouse", cfg.warehouse, "--data", str(data), "--hops", "1", "--json")
+    assert out.returncode == 0, out.stderr
+    (scores,) = json.loads(out.stdout)
+    assert scores["hops"] == 1 and scores["questions"] == 3
+    assert scores["topic_recall"] == 1.0
+    assert scores["context_recall"] == pytest.approx(1 / 3) and scores["extractive_hits1"] == pytest.approx(1 / 3)
+    missing = kgwalk_cli("eval", "metaqa", "--name", cfg.name, "--warehouse", cfg.warehouse, "--data", str(data), "--hops", "2")
+    assert missing.returncode == 2 and "no MetaQA file" in missing.stderr and "Traceback" not in missing.stderr

@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from kgwalk.errors import KgwalkError
 from kgwalk.kg.ids import hash64, normalize_label
 from kgwalk.walks.graph import fold64
 
@@ -72,3 +73,54 @@ class AnswerReachability:
     @property
     def share(self) -> float:
         return float(self.reached.mean()) if len(self.reached) else 0.0
+
+
+METAQA_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "metaqa"
+
+
+def question_file(data_dir: str | Path, hops: int, split: str) -> Path:
+    path = Path(data_dir) / f"{hops}-hop" / f"qa_{split}.txt"
+    if not path.exists():
+        raise KgwalkError(f"eval: no MetaQA file {path} (--data names the folder holding 1-hop/ 2-hop/ 3-hop/)")
+    return path
+
+
+def sample(questions: list[Question], limit: int | None, seed: int = 0) -> list[Question]:
+    """A deterministic sample of `limit` questions (all when None): the same every run."""
+    if not limit or limit >= len(questions):
+        return questions
+    keep = np.sort(np.random.default_rng(seed).choice(len(questions), limit, replace=False))
+    return [questions[i] for i in keep]
+
+
+@dataclass
+class RetrievalScores:
+    """Per hop count: the share of questions where ...
+
+    topic_recall: the bracketed topic entity is among the top-k nodes;
+    context_recall: a gold answer entity is on a retrieved walk (by entity id);
+    extractive_hits1: the end entity of the best-scoring retrieved walk is a gold answer.
+    """
+
+    hops: int
+    questions: int
+    topic_recall: float
+    context_recall: float
+    extractive_hits1: float
+    seconds: float
+
+
+def score_retrieval(retriever, questions: list[Question], hops: int, k_nodes: int | None = None, k_walks: int | None = None) -> RetrievalScores:
+    import time
+
+    topic = context = hits1 = 0
+    start = time.perf_counter()
+    for q in questions:
+        nodes = retriever.retrieve(q.text, k_nodes, k_walks)
+        walks = [w for n in nodes for w in n.walks]
+        topic += any(n.id == q.topic for n in nodes)
+        context += any(not q.answers.isdisjoint(w.nodes) for w in walks)
+        if walks:
+            hits1 += max(walks, key=lambda w: w.score).end_node in q.answers
+    n = max(len(questions), 1)
+    return RetrievalScores(hops, len(questions), topic / n, context / n, hits1 / n, time.perf_counter() - start)

@@ -1,0 +1,123 @@
+"""Benchmark: verbalizer throughput, side by side in one run.
+
+    .venv/bin/python bench/verbalize.py [--walks /tmp/kgwalk-q/metaqa] [--llm-batches 16,64] [--device cpu]
+
+1. The template verbalizer (the default) on MetaQA walks, one core: label join + sentences, and
+   the per-walk Python reference it replaced (same output, checked).
+2. The `transformers` verbalizer (kgwalk's TransformersChat, the paper's prompt) on a model with
+   the architecture of Qwen2-0.5B (494M parameters) and random weights, exactly 40 output tokens
+   per walk (no end token), at the given batch sizes: walks/s. On a GPU worker run it with
+   `--device cuda --llm-batches 64,128,256,512,1024`.
+Writes bench/results/verbalize[-<device>].md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pyarrow as pa
+from report import save_report
+
+from kgwalk.config import LLMConf, load_config
+from kgwalk.storage import read_table
+from kgwalk.verbalize.llm import PAPER_SYSTEM_PROMPT, PAPER_USER_PROMPT, format_triples
+from kgwalk.verbalize.pipeline import WALK_COLUMNS, load_labels
+from kgwalk.verbalize.template import TemplateVerbalizer
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+OUTPUT_TOKENS = 40
+
+
+def pin_one_core() -> None:
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+
+def template_rows(walks_dir: str, rows: int) -> list[str]:
+    cfg = load_config(None, None, name=Path(walks_dir).name, warehouse=str(Path(walks_dir).parent))
+    walks = read_table(cfg.table("walks"), WALK_COLUMNS).slice(0, rows)
+    labels = load_labels(cfg)
+    verbalizer = TemplateVerbalizer(cfg.verbalize.phrases)
+    start = time.perf_counter()
+    attached = labels.attach(walks)
+    sentences = verbalizer.sentences(attached)
+    columnwise = time.perf_counter() - start
+    cols = [attached.column(c).to_pylist() for c in ("node_labels", "rel_labels", "inverse")]
+    start = time.perf_counter()
+    reference = [verbalizer.sentence(n, r, i) for n, r, i in zip(*cols)]
+    per_walk = time.perf_counter() - start
+    assert sentences.to_pylist() == reference
+    n = walks.num_rows
+    return [
+        f"| template, column-wise Arrow (label join included) | {n:,} | {columnwise:.2f} | {n / columnwise:,.0f} |",
+        f"| template, per-walk Python (the earlier code; label join excluded) | {n:,} | {per_walk:.2f} | {n / per_walk:,.0f} |",
+    ]
+
+
+def llm_rows(walks_dir: str, batches: list[int], device: str) -> list[str]:
+    import torch
+    from tiny_llm import build_tiny_chat_model
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    from kgwalk.llm import make_chat_model
+
+    cfg = load_config(None, None, name=Path(walks_dir).name, warehouse=str(Path(walks_dir).parent))
+    walks = load_labels(cfg).attach(read_table(cfg.table("walks"), WALK_COLUMNS).slice(0, max(batches)))
+    triples = [format_triples(n, r, i) for n, r, i in zip(*(walks.column(c).to_pylist() for c in ("node_labels", "rel_labels", "inverse")))]
+    words = sorted({w for t in triples for w in t.split()} | set((PAPER_SYSTEM_PROMPT + " " + PAPER_USER_PROMPT).split()))
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(build_tiny_chat_model(Path(tmp) / "tok", words))  # its word-level tokenizer and chat template
+        torch.manual_seed(0)
+        config = Qwen2Config(  # Qwen2-0.5B's shape
+            vocab_size=151936, hidden_size=896, intermediate_size=4864, num_hidden_layers=24, num_attention_heads=14,
+            num_key_value_heads=2, max_position_embeddings=4096, tie_word_embeddings=True, eos_token_id=None,
+        )
+        model = Qwen2ForCausalLM(config)
+        model.generation_config.eos_token_id = None  # never stops early: exactly max_tokens out
+        model.save_pretrained(folder)
+        params = sum(p.numel() for p in model.parameters())
+        del model
+        dtype = "bfloat16" if device.startswith("cuda") else "float32"
+        for batch in batches:
+            chat = make_chat_model("transformers", LLMConf(model=str(folder), max_tokens=OUTPUT_TOKENS, batch_size=batch, device=device, dtype=dtype), "bench")
+            conversations = [[{"role": "system", "content": PAPER_SYSTEM_PROMPT}, {"role": "user", "content": PAPER_USER_PROMPT.replace("{triples}", t)}]
+                             for t in triples[:batch]]
+            chat.chat(conversations[:2])  # warm-up
+            start = time.perf_counter()
+            chat.chat(conversations)
+            seconds = time.perf_counter() - start
+            out.append(f"| transformers, Qwen2-0.5B shape ({params / 1e6:.0f}M params, random, {dtype}), batch {batch}, {device} | {batch:,} | {seconds:.2f} | {batch / seconds:,.1f} |")
+            print(out[-1], flush=True)
+            del chat
+    return out
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--walks", default="/tmp/kgwalk-q/metaqa", help="a built KG folder holding walks, entities, relations")
+    p.add_argument("--template-rows", type=int, default=500_000)
+    p.add_argument("--llm-batches", default="16")
+    p.add_argument("--device", default="cpu")
+    args = p.parse_args()
+    rows = []
+    if args.device == "cpu":
+        pin_one_core()  # per core, as the target is stated
+        rows += template_rows(args.walks, args.template_rows)
+        os.sched_setaffinity(0, set(range(os.cpu_count() or 1)))
+    rows += llm_rows(args.walks, [int(b) for b in args.llm_batches.split(",")], args.device)
+    body = ["| verbalizer | walks | seconds | walks/s |", "|---|---:|---:|---:|", *rows]
+    facts = [
+        "- measured " + time.strftime("%Y-%m-%d") + f"; walks of {args.walks} (MetaQA, default spec); template rows on one core",
+        f"- LLM rows: the paper's prompt (Fig. 2a) through kgwalk's TransformersChat, {OUTPUT_TOKENS} output tokens per walk; "
+        "a word-level tokenizer (prompts of about 70 tokens; a real BPE tokenizer gives more)",
+    ]
+    save_report("verbalize" + ("" if args.device == "cpu" else "-" + args.device.replace(":", "")), "Verbalizer throughput", facts, body)
+
+
+if __name__ == "__main__":
+    main()
