@@ -16,6 +16,7 @@ Writes bench/results/embed.md.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import shutil
 import tempfile
@@ -131,11 +132,9 @@ def main() -> None:
             init_ray(load_config().ray)  # started once, as in a build; not timed
             for precision in ("float32", "bfloat16"):
                 measure(f"`kgwalk embed` stage (Ray actor pool, Delta), {precision}", lambda: ray_stage(sample, precision, Path(tmp)))
-        try:
-            import onnxruntime  # noqa: F401
-
+        if importlib.util.find_spec("onnxruntime"):  # pip install '.[bench]'
             measure("ONNX Runtime, dynamic int8 per-channel, in-process", lambda: onnx_int8(texts, Path(tmp)))
-        except ImportError:
+        else:
             print("onnxruntime not installed: skipping the int8 row")
 
     base_seconds, base = rows[0][1], rows[0][2]

@@ -20,7 +20,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import pyarrow as pa
 from report import save_report
 
 from kgwalk.config import LLMConf, load_config
