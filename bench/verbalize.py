@@ -20,6 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import pyarrow as pa
 from report import save_report
 
 from kgwalk.config import LLMConf, load_config
@@ -43,17 +44,20 @@ def template_rows(walks_dir: str, rows: int) -> list[str]:
     verbalizer = TemplateVerbalizer(cfg.verbalize.phrases)
     start = time.perf_counter()
     attached = labels.attach(walks)
+    join = time.perf_counter() - start
+    start = time.perf_counter()
     sentences = verbalizer.sentences(attached)
     columnwise = time.perf_counter() - start
+    start = time.perf_counter()  # the earlier code: Python lists in, one string per walk, Arrow out
     cols = [attached.column(c).to_pylist() for c in ("node_labels", "rel_labels", "inverse")]
-    start = time.perf_counter()
-    reference = [verbalizer.sentence(n, r, i) for n, r, i in zip(*cols)]
+    reference = pa.array([verbalizer.sentence(n, r, i) for n, r, i in zip(*cols)], pa.string())
     per_walk = time.perf_counter() - start
-    assert sentences.to_pylist() == reference
+    assert sentences.equals(reference)
     n = walks.num_rows
     return [
-        f"| template, column-wise Arrow (label join included) | {n:,} | {columnwise:.2f} | {n / columnwise:,.0f} |",
-        f"| template, per-walk Python (the earlier code; label join excluded) | {n:,} | {per_walk:.2f} | {n / per_walk:,.0f} |",
+        f"| template, column-wise Arrow, label join included (the stage's work per batch) | {n:,} | {join + columnwise:.2f} | {n / (join + columnwise):,.0f} |",
+        f"| template, column-wise Arrow, sentences only | {n:,} | {columnwise:.2f} | {n / columnwise:,.0f} |",
+        f"| template, per-walk Python (the earlier code), sentences only | {n:,} | {per_walk:.2f} | {n / per_walk:,.0f} |",
     ]
 
 

@@ -37,11 +37,6 @@ def init_ray(conf: RayConf):
     drivers), else start a local Ray."""
     import ray
 
-    if ray.is_initialized():
-        return ray
-    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-    for key, value in WORKER_ENV.items():
-        os.environ.setdefault(key, value)
     address = conf.address or os.environ.get("RAY_ADDRESS")
     if address and address.startswith("ray://"):  # Ray Data's executor needs a core worker; Ray Client has none
         raise KgwalkError(
@@ -49,6 +44,11 @@ def init_ray(conf: RayConf):
             "submit the stage as a Ray job (ray job submit --address http://HEAD:8265 --working-dir . -- python pipelines/...) "
             "or run it on a cluster node with RAY_ADDRESS=HEAD:6379"
         )
+    if ray.is_initialized():
+        return ray
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    for key, value in WORKER_ENV.items():
+        os.environ.setdefault(key, value)
     if address:
         try:
             ray.init(address=address, runtime_env=cluster_runtime_env(conf))

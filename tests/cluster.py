@@ -181,6 +181,21 @@ def ray_cluster(base: Path, procs: Processes, env: dict[str, str]) -> Iterator[t
     wait_for("ray head", lambda: nodes_alive(1), 120, [head])
     worker = procs.start("ray-worker", [ray, "start", "--address", address, *common], ray_env, base)
     wait_for("ray worker", lambda: nodes_alive(2), 120, [head, worker])
+
+    def job_agent_ready() -> bool:
+        """The head's job agent registers some time after the node is alive (seconds under load);
+        until then submissions fail with 'No available agent'. A trivial job shows it is there."""
+        from ray.job_submission import JobSubmissionClient
+
+        try:
+            JobSubmissionClient(dashboard_url).submit_job(entrypoint="true")
+        except RuntimeError as e:
+            if "No available agent" in str(e):
+                return False
+            raise
+        return True
+
+    wait_for("ray job agent", job_agent_ready, 120, [head, worker])
     yield address, dashboard_url, f"ray://127.0.0.1:{client}"
 
 

@@ -30,6 +30,15 @@ from kgwalk.verbalize.pipeline import WALK_COLUMNS, load_labels
 from kgwalk.verbalize.template import TemplateVerbalizer
 
 
+@pytest.fixture(scope="module", autouse=True)
+def ray_stopped_after():
+    """The stages start a local Ray in this process; later tests expect none running."""
+    yield
+    import ray
+
+    ray.shutdown()
+
+
 @pytest.mark.parametrize(
     "reply, sentence",
     [

@@ -59,6 +59,9 @@ class OpenAIChat:
             limits=httpx.Limits(max_connections=conf.concurrency, max_keepalive_connections=conf.concurrency),
         )
         self.limiter = RateLimiter(conf.requests_per_second)
+        # the bound holds per client, however many chat() calls run at once (Ray may run two
+        # batches on one actor concurrently)
+        self.in_flight = threading.BoundedSemaphore(conf.concurrency)
         self.retries = 0  # transient failures retried, over this client's life
 
     def chat(self, conversations: list[list[Message]]) -> list[str]:
@@ -71,7 +74,8 @@ class OpenAIChat:
             self.limiter.wait()
             retry_after = None
             try:
-                response = self.client.post(self.url, json=body)
+                with self.in_flight:
+                    response = self.client.post(self.url, json=body)
             except httpx.TransportError as e:  # refused, reset, timed out
                 problem = f"{type(e).__name__}: {e}"
             else:
