@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from kgwalk.config import load_config
+from kgwalk.embed.model import resolve_precision
 from cluster import loopback_clusters, processes_in, spark_applications
 from conftest import REPO, TINY_KG
 from corpus import build_in_process, corpus
@@ -117,6 +118,12 @@ def test_build_and_refresh_on_clusters_equal_a_local_build(cluster_build, tmp_pa
     for key in ("edges", "entities", "relations", "walks", "texts", "walk points", "node points"):
         assert on_clusters[key] == local[key], key
     for key in ("walk points vectors", "node points vectors"):
-        got, want = (np.frombuffer(c[key], np.float32) for c in (on_clusters, local))
-        # MiniLM in a Ray actor and in this process: the same model, other thread counts
-        assert got.shape == want.shape and np.allclose(got, want, atol=1e-5), key
+        got, want = (np.frombuffer(c[key], np.float32).reshape(-1, 384) for c in (on_clusters, local))
+        # MiniLM in a Ray actor and in this process: the same model, other thread counts and
+        # batches; in bfloat16 (embed.precision auto, on CPUs with AMX) a batch's padding moves
+        # vectors by ~1e-3, so there the bound is on each vector's cosine
+        assert got.shape == want.shape, key
+        if resolve_precision(local_cfg.embed.precision, local_cfg.embed.device) == "float32":
+            assert np.allclose(got, want, atol=1e-5), key
+        else:
+            assert (got * want).sum(axis=1).min() > 0.9995, key
