@@ -18,10 +18,21 @@ class ChatModel(Protocol):
         ...
 
 
-def make_chat_model(backend: str, conf: LLMConf, setting: str) -> ChatModel:
-    """`setting` names the config section in errors, e.g. 'verbalize.llm'."""
+def check_llm_conf(backend: str, conf: LLMConf, setting: str) -> None:
+    """The settings errors a backend would hit, found without loading anything; `setting` names
+    the config section in errors, e.g. 'verbalize.llm'."""
+    if backend not in BACKENDS:
+        raise KgwalkError(f"unknown LLM backend {backend!r} (available: {', '.join(BACKENDS)})")
     if not conf.model:
         raise KgwalkError(f"{setting}.model: the {backend} backend needs a model name (--set {setting}.model=...)")
+    if backend == "openai" and not conf.base_url:
+        raise KgwalkError(f"{setting}.base_url: the openai backend needs the endpoint, e.g. http://host:8000/v1")
+    if conf.concurrency < 1 or conf.max_retries < 0:
+        raise KgwalkError(f"{setting}: concurrency must be >= 1 and max_retries >= 0")
+
+
+def make_chat_model(backend: str, conf: LLMConf, setting: str) -> ChatModel:
+    check_llm_conf(backend, conf, setting)
     if backend == "openai":
         from kgwalk.llm.openai_api import OpenAIChat
 
@@ -30,8 +41,6 @@ def make_chat_model(backend: str, conf: LLMConf, setting: str) -> ChatModel:
         from kgwalk.llm.transformers_lm import TransformersChat
 
         return TransformersChat(conf, setting)
-    if backend == "vllm":
-        from kgwalk.llm.vllm_engine import VLLMChat
+    from kgwalk.llm.vllm_engine import VLLMChat
 
-        return VLLMChat(conf, setting)
-    raise KgwalkError(f"unknown LLM backend {backend!r} (available: {', '.join(BACKENDS)})")
+    return VLLMChat(conf, setting)

@@ -42,17 +42,13 @@ class RateLimiter:
 
 class OpenAIChat:
     def __init__(self, conf: LLMConf, setting: str) -> None:
-        if not conf.base_url:
-            raise KgwalkError(f"{setting}.base_url: the openai backend needs the endpoint, e.g. http://host:8000/v1")
-        if conf.concurrency < 1 or conf.max_retries < 0:
-            raise KgwalkError(f"{setting}: concurrency must be >= 1 and max_retries >= 0")
         self.conf = conf
         self.setting = setting
         headers = {}
         key = os.environ.get(conf.api_key_env) if conf.api_key_env else None
         if key:
             headers["Authorization"] = f"Bearer {key}"
-        self.url = conf.base_url.rstrip("/") + "/chat/completions"
+        self.url = str(conf.base_url).rstrip("/") + "/chat/completions"  # checked by check_llm_conf
         self.client = httpx.Client(
             headers=headers,
             timeout=conf.timeout_s,

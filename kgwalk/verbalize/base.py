@@ -27,12 +27,10 @@ def check_verbalize_conf(conf: VerbalizeConf) -> None:
         raise KgwalkError(f"verbalize.verbalizer: unknown verbalizer {conf.verbalizer!r} (available: {', '.join(VERBALIZERS)})")
     if conf.verbalizer == "template":
         return
+    from kgwalk.llm.base import check_llm_conf
     from kgwalk.verbalize.llm import prompt_texts
 
-    if not conf.llm.model:
-        raise KgwalkError(f"verbalize.llm.model: the {conf.verbalizer} verbalizer needs a model (--set verbalize.llm.model=...)")
-    if conf.verbalizer == "openai" and not conf.llm.base_url:
-        raise KgwalkError("verbalize.llm.base_url: the openai verbalizer needs the endpoint, e.g. http://host:8000/v1")
+    check_llm_conf(conf.verbalizer, conf.llm, "verbalize.llm")
     if conf.actors < 1 or conf.num_gpus < 0:
         raise KgwalkError("verbalize.actors must be >= 1 and verbalize.num_gpus >= 0")
     prompt_texts(conf.prompt)

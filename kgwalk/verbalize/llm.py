@@ -71,28 +71,35 @@ class LLMVerbalizer:
         messages = [{"role": "system", "content": self.system}] if self.system else []
         return messages + [{"role": "user", "content": self.user.replace("{triples}", triples)}]
 
-    def content_keys(self, walks: pa.Table) -> np.ndarray:
-        """Cache keys: this verbalizer's key and the walk's exact prompt."""
-        return np.array([hash64(f"{self.key}\x1f{t}") for t in self._triples(walks)], np.int64)
-
-    def _triples(self, walks: pa.Table) -> list[str]:
+    def triples(self, walks: pa.Table) -> list[str]:
+        """Each walk's triples as its prompt shows them."""
         cols = (walks.column(c).to_pylist() for c in ("node_labels", "rel_labels", "inverse"))
         return [format_triples(n, r, i) for n, r, i in zip(*cols)]
 
+    def content_keys(self, triples: list[str]) -> np.ndarray:
+        """Cache keys: this verbalizer's key and the walk's exact prompt."""
+        return np.array([hash64(f"{self.key}\x1f{t}") for t in triples], np.int64)
+
+    def ask(self, triples: list[str]) -> list[str | None]:
+        """The model's cleaned sentence per walk, None where its reply is unusable. The same
+        content under two walk ids is asked once."""
+        distinct = list(dict.fromkeys(triples))
+        replies = dict(zip(distinct, self.chat.chat([self.conversation(t) for t in distinct])))
+        return [clean_sentence(replies[t]) for t in triples]
+
+    def finish(self, walks: pa.Table, sentences: np.ndarray, source: np.ndarray) -> tuple[pa.Array, pa.Array]:
+        """Fill the unusable (None) sentences with the template's, marked `fallback`."""
+        missing = np.flatnonzero(np.array([s is None for s in sentences], bool))
+        if len(missing):
+            sentences[missing] = self.fallback.sentences(walks.take(pa.array(missing))).to_pylist()
+            source[missing] = "fallback"
+        return pa.array(sentences, pa.string()), pa.array(source, pa.string())
+
     def verbalize(self, walks: pa.Table) -> tuple[pa.Array, pa.Array]:
         """(sentences, source): source is `llm`, or `fallback` where the reply was unusable."""
-        triples = self._triples(walks)
-        distinct = list(dict.fromkeys(triples))  # the same content under two walk ids is asked once
-        replies = dict(zip(distinct, self.chat.chat([self.conversation(t) for t in distinct])))
-        sentences = [clean_sentence(replies[t]) for t in triples]
-        missing = [i for i, s in enumerate(sentences) if s is None]
-        if missing:
-            fallback = self.fallback.sentences(walks.take(pa.array(missing))).to_pylist()
-            for i, s in zip(missing, fallback):
-                sentences[i] = s
-        source = np.full(len(sentences), "llm", object)
-        source[missing] = "fallback"
-        return pa.array(sentences, pa.string()), pa.array(source, pa.string())
+        sentences = np.empty(walks.num_rows, object)
+        sentences[:] = self.ask(self.triples(walks))
+        return self.finish(walks, sentences, np.full(walks.num_rows, "llm", object))
 
 
 def verbalizer_key(conf: VerbalizeConf) -> int:

@@ -51,20 +51,18 @@ class Verbalization:
         walks = self.labels.attach(batch)
         n = walks.num_rows
         if isinstance(self.verbalizer, LLMVerbalizer):
-            keys = self.verbalizer.content_keys(walks)
+            triples = self.verbalizer.triples(walks)
+            keys = self.verbalizer.content_keys(triples)
             found, cached = self.cache.get(keys) if self.cache is not None else (np.zeros(n, bool), pa.array([], pa.string()))
+            # a cached null: the model's reply was unusable last time too, so the template's is used
             text, source = np.empty(n, object), np.full(n, "cache", object)
             text[found] = cached.to_pylist()
-            unusable = found.copy()  # cached as null: the model's reply was unusable last time too
-            unusable[found] = pc.is_null(cached).to_numpy(zero_copy_only=False)
-            if unusable.any():
-                text[unusable] = self.verbalizer.fallback.sentences(walks.filter(pa.array(unusable))).to_pylist()
-                source[unusable] = "fallback"
             misses = np.flatnonzero(~found)
             if len(misses):
-                made, how = self.verbalizer.verbalize(walks.take(pa.array(misses)))
-                text[misses], source[misses] = made.to_pylist(), how.to_pylist()
-            text, source, key = pa.array(text, pa.string()), pa.array(source, pa.string()), pa.array(keys, pa.int64())
+                text[misses] = self.verbalizer.ask([triples[i] for i in misses])
+                source[misses] = "llm"
+            text, source = self.verbalizer.finish(walks, text, source)
+            key = pa.array(keys, pa.int64())
         else:
             text, source = self.verbalizer.verbalize(walks)
             key = pa.nulls(n, pa.int64())
