@@ -51,6 +51,20 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("--k-nodes", type=int, help="nodes to retrieve (conf: query.k_nodes)")
     q.add_argument("--k-walks", type=int, help="walks per node (conf: query.k_walks)")
     q.add_argument("--json", action="store_true", help="print JSON for programs")
+    a = sub.add_parser("answer", help="retrieve, then one LLM call with the paper's answer prompt (Fig. 2b; conf: answer.*)")
+    _common(a)
+    a.add_argument("question")
+    a.add_argument("--k-nodes", type=int, help="nodes to retrieve (conf: query.k_nodes)")
+    a.add_argument("--k-walks", type=int, help="walks per node (conf: query.k_walks)")
+    a.add_argument("--json", action="store_true", help="print JSON for programs")
+    sv = sub.add_parser("serve", help="HTTP service: /retrieve, /answer, /health (conf: serve.*)")
+    _common(sv)
+    sv.add_argument("--host", help="address to bind (conf: serve.host, loopback by default)")
+    sv.add_argument("--port", type=int, help="port (conf: serve.port)")
+    f = sub.add_parser("fit-paths", help="fit the relation-path prior of query.rerank=paths from example questions")
+    _common(f)
+    f.add_argument("--questions", required=True, action="append",
+                   help="a file of `question with [topic]<TAB>answer|answer` lines (MetaQA's format; repeatable)")
     e = sub.add_parser("eval", help="retrieval quality on MetaQA questions (no LLM): topic recall, context recall@k, extractive Hits@1")
     _common(e)
     e.add_argument("dataset", choices=["metaqa"])
@@ -59,6 +73,7 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--limit", type=int, help="questions per hop count, sampled deterministically (default: all)")
     e.add_argument("--data", help="MetaQA folder (default: ../shared/data/metaqa)")
     e.add_argument("--json", action="store_true", help="print JSON for programs")
+    e.add_argument("--answer", action="store_true", help="also answer with the configured LLM (answer.*): Hits@1, accurate, hallucinated, missing")
     s = sub.add_parser("synth", help="write a synthetic CRAG-like KG (movie, music, sports, finance, open domains)")
     s.add_argument("--edges", required=True, help="number of triples: 250000, 250k, 1M, 10M ...")
     s.add_argument("--out", required=True, help="output file: .parquet (recommended), .tsv or .txt (pipe-separated)")
@@ -75,12 +90,28 @@ def config_from_args(args: argparse.Namespace) -> Config:
     return load_config(args.conf, args.overrides, **values)
 
 
-def _print_hits(hits) -> None:
-    for i, node in enumerate(hits, 1):
-        print(f"{i}. {node.label}  (node score {node.score:.3f})")
+def _print_retrieval(result) -> None:
+    for i, node in enumerate(result.nodes, 1):
+        print(f"{i}. {node.label}  (node score {node.score:.3f}{', named in the question' if node.matched else ''})")
         for walk in node.walks:
             print(f"   {walk.score:.3f}  [{walk.kind}] {walk.text}")
             print("          " + "  ".join(f"({h} | {r} | {t})" for h, r, t in walk.triples))
+    print("ms: " + ", ".join(f"{k} {v:.1f}" for k, v in result.timings_ms.items()))
+
+
+def _print_scores(split: str, cfg: Config, scores) -> None:
+    q = cfg.query
+    print(f"MetaQA {split}, k_nodes={q.k_nodes}, k_walks={q.k_walks}, node_search={q.node_search}, rerank={q.rerank}")
+    print("hops  questions  topic recall  context recall@k  extractive Hits@1  retrieval ms p50/p99")
+    for s in scores:
+        lat = s.latency_ms.get("retrieval", {})
+        print(f"{s.hops:>4}  {s.questions:>9,}  {s.topic_recall:>12.4f}  {s.context_recall:>16.4f}  {s.extractive_hits1:>17.4f}"
+              f"  {lat.get('p50', 0):>8.1f} / {lat.get('p99', 0):.1f}")
+    if any(s.answers for s in scores):
+        print("hops  answers  Hits@1  accurate  hallucinated  missing  llm ms p50")
+        for s in scores:
+            print(f"{s.hops:>4}  {s.answers:>7,}  {s.hits1:>6.4f}  {s.accurate:>8.4f}  {s.hallucinated:>12.4f}  {s.missing:>7.4f}"
+                  f"  {s.latency_ms.get('llm', {}).get('p50', 0):>10.1f}")
 
 
 def run(argv: list[str] | None = None) -> int:
@@ -94,36 +125,64 @@ def run(argv: list[str] | None = None) -> int:
     cfg = config_from_args(args)
     from kgwalk import stages
 
-    if args.command == "query":
-        from kgwalk.query.retriever import Retriever, hits_to_json
+    if args.command == "serve":
+        from kgwalk.serve import run_server
 
+        run_server(cfg, args.host, args.port)
+        return 0
+    if args.command in ("query", "answer"):
+        from kgwalk.query import Answerer, Retriever
+
+        if args.command == "answer":
+            answerer = Answerer(cfg)
+            result = answerer.answer(args.question, args.k_nodes, args.k_walks)
+            answerer.close()
+            print(json.dumps(result.to_json(), ensure_ascii=False) if args.json else result.answer)
+            if not args.json:
+                _print_retrieval(result.retrieval)
+            return 0
         retriever = Retriever(cfg)
-        hits = retriever.retrieve(args.question, args.k_nodes, args.k_walks)
+        retrieval = retriever.retrieve(args.question, args.k_nodes, args.k_walks)
         retriever.close()
         if args.json:
-            print(json.dumps({"question": args.question, "nodes": hits_to_json(hits)}, ensure_ascii=False))
+            print(json.dumps(retrieval.to_json(), ensure_ascii=False))
         else:
-            _print_hits(hits)
+            _print_retrieval(retrieval)
+        return 0
+    if args.command == "fit-paths":
+        from kgwalk.query.paths import PRIOR_TABLE, fit_path_prior, read_examples
+        from kgwalk.query.retriever import Retriever
+        from kgwalk.storage import write_table
+
+        retriever = Retriever(cfg)
+        examples, skipped = [], 0
+        for path in args.questions:
+            read, bad = read_examples(path, retriever.lexicon)
+            examples += read
+            skipped += bad
+        table = fit_path_prior(cfg, examples, retriever.embedder, retriever.lexicon)
+        write_table(cfg.table(PRIOR_TABLE), table)
+        retriever.close()
+        print(f"{cfg.table(PRIOR_TABLE)}: {table.num_rows:,} examples with a walk to an answer "
+              f"({len(examples) - table.num_rows:,} without; {skipped:,} lines without a known topic or answer)")
         return 0
     if args.command == "eval":
         from kgwalk.eval.metaqa import METAQA_DIR, load_questions, question_file, sample, score_retrieval
-        from kgwalk.query.retriever import Retriever
+        from kgwalk.query import Answerer, Retriever
 
         try:
             hops = [int(h) for h in args.hops.split(",")]
         except ValueError:
             raise KgwalkError(f"eval: --hops takes comma-separated numbers, got {args.hops!r}") from None
         files = {h: question_file(args.data or METAQA_DIR, h, args.split) for h in hops}
-        retriever = Retriever(cfg)
-        scores = [score_retrieval(retriever, sample(load_questions(files[h]), args.limit), h) for h in hops]
+        answerer = Answerer(cfg) if args.answer else None
+        retriever = answerer.retriever if answerer else Retriever(cfg)
+        scores = [score_retrieval(retriever, sample(load_questions(files[h]), args.limit), h, answerer=answerer) for h in hops]
         retriever.close()
         if args.json:
             print(json.dumps([asdict(s) for s in scores]))
         else:
-            print(f"MetaQA {args.split}, k_nodes={cfg.query.k_nodes}, k_walks={cfg.query.k_walks}")
-            print("hops  questions  topic recall  context recall@k  extractive Hits@1")
-            for s in scores:
-                print(f"{s.hops:>4}  {s.questions:>9,}  {s.topic_recall:>12.4f}  {s.context_recall:>16.4f}  {s.extractive_hits1:>17.4f}")
+            _print_scores(args.split, cfg, scores)
         return 0
     if args.command == "status":
         from kgwalk.refresh.status import status_text

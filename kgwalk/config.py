@@ -86,8 +86,10 @@ class LLMConf:
 
 @dataclass
 class PromptConf:
-    system: str = ""  # empty: the paper's (kgwalk.verbalize.llm.PAPER_SYSTEM_PROMPT)
-    user: str = ""  # must contain {triples}; empty: the paper's
+    """Empty fields: the paper's prompt (Fig. 2a for verbalizing, Fig. 2b for answering)."""
+
+    system: str = ""
+    user: str = ""  # verbalize: must contain {triples}; answer: {question} and {context}
 
 
 @dataclass
@@ -125,7 +127,34 @@ class IndexConf:
 @dataclass
 class QueryConf:
     k_nodes: int = 3
-    k_walks: int = 3
+    k_walks: int = 3  # per node
+    # dense: the paper's node search | hybrid: dense fused (RRF) with entity labels found in the question
+    node_search: str = "hybrid"
+    rrf_k: int = 60
+    # none: the paper's walk order | paths: a relation-path prior fitted from example questions
+    # (`kgwalk fit-paths`), added to each candidate walk's cosine
+    rerank: str = "none"
+    rerank_weight: float = 0.5
+    candidates: int = 50  # walks fetched per node before reranking
+    walk_budget: int | None = None  # at most this many walks over all nodes, best first; None = k_nodes x k_walks
+    max_question_chars: int = 2000
+
+
+@dataclass
+class AnswerConf:
+    """The one LLM call per question (Fig. 2b)."""
+
+    backend: str | None = None  # openai | transformers | vllm; None = no LLM (answering is an error)
+    llm: LLMConf = field(default_factory=lambda: LLMConf(max_tokens=128))
+    prompt: PromptConf = field(default_factory=PromptConf)
+
+
+@dataclass
+class ServeConf:
+    host: str = "127.0.0.1"  # loopback unless an API key is set
+    port: int = 8321
+    api_key_env: str = "KGWALK_API_KEY"  # the variable holding the key; keys never go in conf
+    max_k: int = 20
 
 
 @dataclass
@@ -149,6 +178,8 @@ class Config:
     embed: EmbedConf = field(default_factory=EmbedConf)
     index: IndexConf = field(default_factory=IndexConf)
     query: QueryConf = field(default_factory=QueryConf)
+    answer: AnswerConf = field(default_factory=AnswerConf)
+    serve: ServeConf = field(default_factory=ServeConf)
     ray: RayConf = field(default_factory=RayConf)
 
     def __post_init__(self) -> None:

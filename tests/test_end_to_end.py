@@ -59,21 +59,21 @@ def test_node_vector_is_the_normalized_mean_of_its_walk_vectors(built):
 
 
 def top_walk_triples(hits):
-    return hits[0].walks[0].triples
+    return hits.nodes[0].walks[0].triples
 
 
 def test_retriever_finds_the_answering_walk(built):
     cfg, _ = built
     retriever = Retriever(cfg)
     hits = retriever.retrieve("who directed Kismet")
-    assert hits[0].label == "Kismet"
+    assert hits.nodes[0].label == "Kismet"
     assert ("Kismet", "directed_by", "William Dieterle") in top_walk_triples(hits)
     hits = retriever.retrieve("what films did Emir Kusturica star in", k_nodes=2, k_walks=2)
-    assert len(hits) == 2 and all(len(h.walks) == 2 for h in hits)
-    assert hits[0].label == "Emir Kusturica"
+    assert len(hits.nodes) == 2 and all(len(h.walks) == 2 for h in hits.nodes)
+    assert hits.nodes[0].label == "Emir Kusturica"
     assert ("Farewell", "starred_actors", "Emir Kusturica") in top_walk_triples(hits)
     # Eq. 3: every walk of a node hit is rooted at that node, scores descending.
-    for node in hits:
+    for node in hits.nodes:
         assert all(w.nodes[0] == node.id for w in node.walks)
         assert [w.score for w in node.walks] == sorted((w.score for w in node.walks), reverse=True)
     retriever.close()
@@ -89,7 +89,7 @@ def test_server_backend_gives_the_same_answers(built, tmp_path):
     server = Retriever(server_cfg, embedder=edge.embedder)
     for question in ("who directed Kismet", "what language is Farewell in"):
         a, b = edge.retrieve(question), server.retrieve(question)
-        assert [(n.id, [w.walk_id for w in n.walks]) for n in a] == [(n.id, [w.walk_id for w in n.walks]) for n in b]
+        assert [(n.id, [w.walk_id for w in n.walks]) for n in a.nodes] == [(n.id, [w.walk_id for w in n.walks]) for n in b.nodes]
     edge.close()
     server.close()
 

@@ -7,7 +7,7 @@ is the topic entity. Tune on `qa_dev`; report on `qa_test`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +26,7 @@ class Question:
     text: str
     topic: int  # entity id of the bracketed topic
     answers: frozenset[int]  # entity ids of the gold answers
+    answer_labels: tuple[str, ...] = ()
 
 
 def load_questions(path: str | Path) -> list[Question]:
@@ -42,6 +43,7 @@ def load_questions(path: str | Path) -> list[Question]:
                 text=text,
                 topic=hash64(normalize_label(topic.group(1))),
                 answers=frozenset(hash64(normalize_label(a)) for a in answers.split("|")),
+                answer_labels=tuple(answers.split("|")),
             )
         )
     return questions
@@ -99,7 +101,11 @@ class RetrievalScores:
 
     topic_recall: the bracketed topic entity is among the top-k nodes;
     context_recall: a gold answer entity is on a retrieved walk (by entity id);
-    extractive_hits1: the end entity of the best-scoring retrieved walk is a gold answer.
+    extractive_hits1: the end entity of the best-scoring retrieved walk is a gold answer;
+    and with an LLM (answers > 0), per the paper's three-way scheme: hits1 (the reply names a gold
+    answer), accurate (names one and is not a refusal), hallucinated (neither a gold answer nor a
+    refusal), missing (the refusal sentence, matched case-insensitively).
+    latency_ms: p50 and p99 of each retrieval phase (and the LLM's), per question.
     """
 
     hops: int
@@ -108,19 +114,53 @@ class RetrievalScores:
     context_recall: float
     extractive_hits1: float
     seconds: float
+    latency_ms: dict[str, dict[str, float]] = field(default_factory=dict)
+    answers: int = 0
+    hits1: float = 0.0
+    accurate: float = 0.0
+    hallucinated: float = 0.0
+    missing: float = 0.0
 
 
-def score_retrieval(retriever, questions: list[Question], hops: int, k_nodes: int | None = None, k_walks: int | None = None) -> RetrievalScores:
+def percentiles(timings: list[dict[str, float]]) -> dict[str, dict[str, float]]:
+    phases = list(dict.fromkeys(k for t in timings for k in t))
+    total = [sum(v for k, v in t.items() if k not in ("llm", "total")) for t in timings]
+    out = {p: [t.get(p, 0.0) for t in timings] for p in phases if p != "total"}
+    out["retrieval"] = total
+    return {p: {"p50": round(float(np.percentile(v, 50)), 3), "p99": round(float(np.percentile(v, 99)), 3)} for p, v in out.items() if v}
+
+
+def names_answer(reply: str, labels: list[str]) -> bool:
+    """Hits@1 as the paper counts it: the reply contains a gold answer's label (case-insensitive)."""
+    reply = reply.casefold()
+    return any(label.casefold() in reply for label in labels)
+
+
+def score_retrieval(retriever, questions: list[Question], hops: int, k_nodes: int | None = None,
+                    k_walks: int | None = None, answerer=None) -> RetrievalScores:
+    """Retrieval scores for these questions; with an `answerer`, the LLM's too, one call per question."""
     import time
 
     topic = context = hits1 = 0
+    timings = []
     start = time.perf_counter()
     for q in questions:
-        nodes = retriever.retrieve(q.text, k_nodes, k_walks)
-        walks = [w for n in nodes for w in n.walks]
-        topic += any(n.id == q.topic for n in nodes)
+        result = retriever.retrieve(q.text, k_nodes, k_walks)
+        walks = result.walks
+        timings.append(result.timings_ms)
+        topic += any(n.id == q.topic for n in result.nodes)
         context += any(not q.answers.isdisjoint(w.nodes) for w in walks)
-        if walks:
-            hits1 += max(walks, key=lambda w: w.score).end_node in q.answers
+        hits1 += bool(walks) and walks[0].end_node in q.answers
     n = max(len(questions), 1)
-    return RetrievalScores(hops, len(questions), topic / n, context / n, hits1 / n, time.perf_counter() - start)
+    scores = RetrievalScores(hops, len(questions), topic / n, context / n, hits1 / n, time.perf_counter() - start)
+    if answerer is not None:
+        replies = answerer.answer_many([q.text for q in questions], k_nodes, k_walks)
+        named = [names_answer(a.answer, list(q.answer_labels)) for q, a in zip(questions, replies)]
+        scores.answers = len(replies)
+        scores.hits1 = sum(named) / n
+        scores.missing = sum(not a.known for a in replies) / n
+        scores.accurate = sum(ok and a.known for ok, a in zip(named, replies)) / n
+        scores.hallucinated = sum(not ok and a.known for ok, a in zip(named, replies)) / n
+        timings = [a.timings_ms for a in replies]
+    scores.latency_ms = percentiles(timings)
+    return scores

@@ -1,5 +1,6 @@
-"""Node-then-walk retrieval (Walk&Retrieve Eq. 3) for CLI and client code."""
+"""Node-then-walk retrieval (Walk&Retrieve Eq. 3) and one-call answers (Fig. 2b) for CLI and client code."""
 
-from kgwalk.query.retriever import NodeHit, Retriever, WalkHit
+from kgwalk.query.answer import Answer, Answerer
+from kgwalk.query.retriever import NodeHit, Retrieval, Retriever, WalkHit
 
-__all__ = ["NodeHit", "Retriever", "WalkHit"]
+__all__ = ["Answer", "Answerer", "NodeHit", "Retrieval", "Retriever", "WalkHit"]

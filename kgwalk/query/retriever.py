@@ -2,20 +2,32 @@
 
     from kgwalk.query import Retriever
     retriever = Retriever.from_config(name="metaqa", warehouse="warehouse")
-    for node in retriever.retrieve("who directed [Kismet]"):
+    result = retriever.retrieve("who directed [Kismet]")
+    for node in result.nodes:
         print(node.label, [w.text for w in node.walks])
+    print(result.timings_ms)   # embed, node_search, walk_search, rerank
+
+Beyond the paper, each off by a setting and measured in bench/results/query_ablations.md:
+hybrid node search (query.node_search), a relation-path prior over candidate walks
+(query.rerank=paths) and a budget of walks over all nodes (query.walk_budget).
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+import numpy as np
 
 from kgwalk.config import Config, load_config
 from kgwalk.embed.model import Embedder, make_embedder
 from kgwalk.errors import KgwalkError
 from kgwalk.index.store import VectorStore, collection_names, open_store
-from kgwalk.walks.labels import walk_triples
+from kgwalk.walks.labels import signature, walk_triples
+
+NODE_SEARCHES = ("dense", "hybrid")
+RERANKS = ("none", "paths")
 
 
 @dataclass
@@ -27,6 +39,8 @@ class WalkHit:
     nodes: list[int]
     node_labels: list[str]
     triples: list[tuple[str, str, str]]  # (head, relation, tail) as the KG states them
+    signature: str  # the relation path, e.g. "directed_by>|<directed_by" (< = walked backwards)
+    cosine: float  # the walk's cosine to the question; `score` adds any rerank prior
 
     @property
     def end_node(self) -> int:
@@ -37,8 +51,24 @@ class WalkHit:
 class NodeHit:
     id: int
     label: str
-    score: float
+    score: float  # cosine of the node vector to the question
+    matched: bool = False  # named in the question (hybrid search)
     walks: list[WalkHit] = field(default_factory=list)
+
+
+@dataclass
+class Retrieval:
+    question: str
+    nodes: list[NodeHit]
+    timings_ms: dict[str, float]
+
+    @property
+    def walks(self) -> list[WalkHit]:
+        """Every retrieved walk, best score first."""
+        return sorted((w for n in self.nodes for w in n.walks), key=lambda w: -w.score)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"question": self.question, "nodes": [asdict(n) for n in self.nodes], "timings_ms": self.timings_ms}
 
 
 def _walk_hit(score: float, p: dict[str, Any]) -> WalkHit:
@@ -50,14 +80,29 @@ def _walk_hit(score: float, p: dict[str, Any]) -> WalkHit:
         nodes=[int(n) for n in p["nodes"]],
         node_labels=list(p["node_labels"]),
         triples=walk_triples(p["node_labels"], p["rel_labels"], p["inverse"]),
+        signature=signature(p["rel_labels"], p["inverse"]),
+        cosine=score,
     )
+
+
+def check_query_conf(cfg: Config) -> None:
+    q = cfg.query
+    if q.node_search not in NODE_SEARCHES:
+        raise KgwalkError(f"query.node_search must be one of {NODE_SEARCHES}, got {q.node_search!r}")
+    if q.rerank not in RERANKS:
+        raise KgwalkError(f"query.rerank must be one of {RERANKS}, got {q.rerank!r}")
+    if q.k_nodes < 1 or q.k_walks < 1 or q.candidates < 1 or (q.walk_budget is not None and q.walk_budget < 1):
+        raise KgwalkError("query: k_nodes, k_walks, candidates and walk_budget must be >= 1")
 
 
 class Retriever:
     def __init__(self, cfg: Config, embedder: Embedder | None = None, store: VectorStore | None = None) -> None:
+        check_query_conf(cfg)
         self.cfg = cfg
         self.store = store or open_store(cfg)
         self._embedder = embedder
+        self._lexicon = None
+        self._prior = None
         self.nodes_collection, self.walks_collection = collection_names(cfg)
 
     @property
@@ -67,29 +112,103 @@ class Retriever:
             self._embedder = make_embedder(self.cfg.embed.model, self.cfg.embed.device, precision=self.cfg.embed.precision)
         return self._embedder
 
+    @property
+    def lexicon(self):
+        if self._lexicon is None:
+            from kgwalk.query.lexicon import EntityLexicon
+            from kgwalk.storage import read_table, table_exists
+
+            path = self.cfg.table("entities")
+            if not table_exists(path):
+                raise KgwalkError(f"query.node_search=hybrid reads entity labels from {path}, which does not exist "
+                                  "(run `kgwalk ingest`, or --set query.node_search=dense)")
+            self._lexicon = EntityLexicon(read_table(path, ["id", "label"]))
+        return self._lexicon
+
+    @property
+    def prior(self):
+        if self._prior is None:
+            from kgwalk.query.paths import PathPrior
+
+            self._prior = PathPrior.load(self.cfg)
+        return self._prior
+
+    def warm_up(self) -> None:
+        """Load the model, the label lexicon and the path prior now rather than on the first question."""
+        self.retrieve("warm up")
+
     @classmethod
     def from_config(cls, conf: str | None = None, overrides: list[str] | None = None, **values: Any) -> "Retriever":
         return cls(load_config(conf, overrides, **values))
 
-    def retrieve(self, question: str, k_nodes: int | None = None, k_walks: int | None = None) -> list[NodeHit]:
+    def retrieve(self, question: str, k_nodes: int | None = None, k_walks: int | None = None) -> Retrieval:
+        q_conf = self.cfg.query
         if not question.strip():
             raise KgwalkError("the question is empty")
-        k_nodes = k_nodes or self.cfg.query.k_nodes
-        k_walks = k_walks or self.cfg.query.k_walks
+        if len(question) > q_conf.max_question_chars:
+            raise KgwalkError(f"the question has {len(question):,} characters; the limit is query.max_question_chars={q_conf.max_question_chars:,}")
+        k_nodes = k_nodes or q_conf.k_nodes
+        k_walks = k_walks or q_conf.k_walks
         if k_nodes < 1 or k_walks < 1:
             raise KgwalkError("k_nodes and k_walks must be >= 1")
-        q = self.embedder.encode([question])[0]
-        hits = []
-        for node in self.store.search(self.nodes_collection, q, k_nodes):
-            walks = self.store.search(self.walks_collection, q, k_walks, root=node.payload["id"])
-            hits.append(
-                NodeHit(int(node.payload["id"]), node.payload["label"], node.score, [_walk_hit(w.score, w.payload) for w in walks])
-            )
-        return hits
+        timings: dict[str, float] = {}
+        clock = time.perf_counter()
+
+        def lap(phase: str) -> None:
+            nonlocal clock
+            now = time.perf_counter()
+            timings[phase] = timings.get(phase, 0.0) + (now - clock) * 1000
+            clock = now
+
+        mentions = self.lexicon.mentions(question) if q_conf.node_search == "hybrid" else []
+        texts = [question]
+        if q_conf.rerank == "paths":
+            from kgwalk.query.paths import masked_question
+
+            texts.append(masked_question(question, mentions))
+        lap("lexicon")
+        vectors = self.embedder.encode(texts)
+        q = vectors[0]
+        lap("embed")
+        nodes = self._search_nodes(q, [m.entity for m in mentions], k_nodes)
+        lap("node_search")
+        fetch = max(q_conf.candidates, k_walks) if q_conf.rerank != "none" else k_walks
+        for node in nodes:
+            node.walks = [_walk_hit(w.score, w.payload) for w in self.store.search(self.walks_collection, q, fetch, root=node.id)]
+        lap("walk_search")
+        if q_conf.rerank == "paths":
+            # The prior models paths from the entity the question is about: where the question
+            # names entities, only their walks get it.
+            topics = [n for n in nodes if n.matched] or nodes
+            self.prior.rerank(vectors[1], [w for n in topics for w in n.walks], q_conf.rerank_weight)
+        for node in nodes:
+            node.walks = sorted(node.walks, key=lambda w: -w.score)[:k_walks]
+        if q_conf.walk_budget is not None:
+            keep = {id(w) for w in sorted((w for n in nodes for w in n.walks), key=lambda w: -w.score)[: q_conf.walk_budget]}
+            for node in nodes:
+                node.walks = [w for w in node.walks if id(w) in keep]
+        lap("rerank")
+        return Retrieval(question, nodes, {k: round(v, 3) for k, v in timings.items()})
+
+    def _search_nodes(self, q: np.ndarray, named: list[int], k: int) -> list[NodeHit]:
+        """The paper's top-k nodes by cosine; with entities named in the question, the two rankings
+        fused by reciprocal rank (named entities ranked in the order the lexicon found them)."""
+        dense = self.store.search(self.nodes_collection, q, k if not named else max(k, 10))
+        hits = {int(h.payload["id"]): NodeHit(int(h.payload["id"]), h.payload["label"], h.score) for h in dense}
+        if not named:
+            return list(hits.values())[:k]
+        dense_rank = {node: rank for rank, node in enumerate(hits, 1)}
+        ids, vecs, payloads = self.store.retrieve(self.nodes_collection, np.array(named, np.int64))
+        rrf: dict[int, float] = {}  # named entities first, so that they win ties
+        for rank, (node, vec, p) in enumerate(zip(ids, vecs, payloads), 1):
+            node = int(node)
+            if node not in hits:
+                hits[node] = NodeHit(node, p["label"], float(np.dot(vec, q) / (np.linalg.norm(vec) * np.linalg.norm(q) or 1.0)))
+            hits[node].matched = True
+            rrf[node] = 1.0 / (self.cfg.query.rrf_k + rank)
+        for node, rank in dense_rank.items():
+            rrf[node] = rrf.get(node, 0.0) + 1.0 / (self.cfg.query.rrf_k + rank)
+        return [hits[n] for n in sorted(rrf, key=lambda n: -rrf[n])[:k]]
 
     def close(self) -> None:
         self.store.close()
-
-
-def hits_to_json(hits: list[NodeHit]) -> list[dict[str, Any]]:
-    return [asdict(h) for h in hits]

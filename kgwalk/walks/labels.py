@@ -59,3 +59,8 @@ class LabelLookup:
 
     def entity_labels(self, ids: np.ndarray) -> pa.Array:
         return self._labels_of(np.asarray(ids, np.int64), self._entity_ids, self._entity_labels, "entity")
+
+
+def signature(rel_labels: list[str], inverse: list[bool]) -> str:
+    """A walk's relation path as one string, e.g. "directed_by>|<directed_by" (< = walked backwards)."""
+    return "|".join(("<" + r) if inv else (r + ">") for r, inv in zip(rel_labels, inverse))

@@ -1,0 +1,156 @@
+"""A relation-path prior for reranking candidate walks, fitted from example questions.
+
+Cosine similarity alone cannot tell "who directed [X]" from "which films share a director with
+[X]": the 1-step walk X -directed_by-> D is closer to both than the 2-step walk that answers the
+second. Questions of the same shape ask for the same relation path, though. Fitting: for each
+example question (topic entity in brackets, gold answers), the relation paths (signatures) by
+which BFS reaches a gold answer from the topic, next to the embedding of the question with its
+topic masked. At query time the masked question's nearest examples vote for signatures, and a
+candidate walk's score becomes cosine + weight x (its signature's share of the vote).
+
+Stored as the Delta table `path_prior` (question, vector, signatures) next to the KG's tables.
+This is supervised: fit on a tuning split (MetaQA dev), never on the questions you report.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from kgwalk.config import Config
+from kgwalk.errors import KgwalkError
+from kgwalk.query.lexicon import EntityLexicon, Mention
+from kgwalk.walks.graph import fold64
+from kgwalk.walks.labels import signature
+
+PRIOR_TABLE = "path_prior"
+NEIGHBOURS = 32
+_BRACKETED = re.compile(r"\[[^\[\]]+\]")
+
+
+def masked_question(question: str, mentions: list[Mention]) -> str:
+    """The question with its entity mentions replaced by 'E', so that only its shape is left."""
+    masked = _BRACKETED.sub("E", question)
+    for m in mentions:
+        if not m.bracketed:
+            masked = re.sub(re.escape(m.text), "E", masked, count=1, flags=re.I)
+    return masked
+
+
+@dataclass(frozen=True)
+class Example:
+    question: str
+    topics: tuple[int, ...]
+    answers: frozenset[int]
+
+
+def read_examples(path: str, lexicon: EntityLexicon) -> tuple[list[Example], int]:
+    """Example questions, one per line: `question with [topic]<TAB>answer|answer...` (MetaQA's
+    format). Entities are looked up by label. Returns (examples, lines skipped: no topic or no
+    answer found in the KG)."""
+    examples, skipped = [], 0
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            question, _, answers = line.rstrip("\n").partition("\t")
+            if not question.strip():
+                continue
+            topics = tuple(m.entity for m in lexicon.mentions(question))
+            gold = frozenset(int(e) for a in answers.split("|") if a.strip() for e in lexicon.ids_of(a))
+            if topics and gold:
+                examples.append(Example(question, topics, gold))
+            else:
+                skipped += 1
+    return examples, skipped
+
+
+def _pair_keys(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return fold64(fold64(np.zeros(len(a), np.uint64), a), b)
+
+
+def answer_signatures(cfg: Config, examples: list[Example]) -> list[list[str]]:
+    """Per example, the signatures of BFS walks (every reached node, no caps, the corpus's
+    direction, depth and hub rule) from a topic that end at a gold answer."""
+    from kgwalk.storage import read_table
+    from kgwalk.walks.engine import generate_walks
+    from kgwalk.walks.graph import Graph
+    from kgwalk.walks.spec import WalkSpec
+
+    tables = {t: read_table(cfg.table(t), what="ingest") for t in ("edges", "entities", "relations")}
+    graph = Graph.from_arrow(tables["edges"], tables["entities"], tables["relations"], cfg.walks.direction)
+    spec = replace(WalkSpec.from_conf(cfg.walks), kinds=("bfs",), bfs_mode="reached", max_per_signature=None, max_per_root=None)
+    rel_label = dict(zip(tables["relations"].column("id").to_pylist(), tables["relations"].column("label").to_pylist()))
+    pairs = [(i, t, a) for i, ex in enumerate(examples) for t in ex.topics for a in ex.answers if a != t]
+    example_of, topic, answer = (np.array(c, np.int64) for c in zip(*pairs)) if pairs else (np.empty(0, np.int64),) * 3
+    keys = _pair_keys(topic, answer)
+    order = np.argsort(keys)
+    keys, example_of = keys[order], example_of[order]
+    signatures: list[set[str]] = [set() for _ in examples]
+    roots = np.unique(topic[np.isin(topic, graph.node_ids)])
+    for walks in generate_walks(graph, roots, spec, cfg.walks.roots_per_batch, cfg.walks.max_paths_per_batch):
+        nodes = walks.column("nodes").combine_chunks()
+        ends = pc.list_flatten(nodes).to_numpy()[nodes.offsets.to_numpy()[1:] - nodes.offsets.to_numpy()[0] - 1]
+        walk_keys = _pair_keys(walks.column("root").to_numpy(), ends)
+        hit = np.flatnonzero(np.isin(walk_keys, keys))
+        rels, inverse = walks.column("rels").to_pylist(), walks.column("inverse").to_pylist()
+        for w in hit:
+            sig = signature([rel_label[r] for r in rels[w]], inverse[w])
+            lo, hi = np.searchsorted(keys, walk_keys[w], "left"), np.searchsorted(keys, walk_keys[w], "right")
+            for e in example_of[lo:hi]:
+                signatures[e].add(sig)
+    return [sorted(s) for s in signatures]
+
+
+def fit_path_prior(cfg: Config, examples: list[Example], embedder, lexicon: EntityLexicon) -> pa.Table:
+    """The prior's table for these examples (examples whose answers no walk reaches are left out)."""
+    signatures = answer_signatures(cfg, examples)
+    keep = [i for i, s in enumerate(signatures) if s]
+    masked = [masked_question(examples[i].question, lexicon.mentions(examples[i].question)) for i in keep]
+    vectors = embedder.encode(masked) if masked else np.empty((0, 1), np.float32)
+    dim = vectors.shape[1]
+    return pa.table(
+        {
+            "question": pa.array(masked, pa.string()),
+            "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.astype(np.float32).ravel()), dim),
+            "signatures": pa.array([signatures[i] for i in keep], pa.list_(pa.string())),
+        }
+    )
+
+
+class PathPrior:
+    def __init__(self, table: pa.Table) -> None:
+        if table.num_rows == 0:
+            raise KgwalkError("the path prior holds no examples: fit it on questions whose answers the walks reach")
+        vectors = pc.list_flatten(table.column("vector")).to_numpy().reshape(table.num_rows, -1)
+        self.vectors = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+        self.signatures = table.column("signatures").to_pylist()
+
+    @classmethod
+    def load(cls, cfg: Config) -> "PathPrior":
+        from kgwalk.storage import read_table, table_exists
+
+        path = cfg.table(PRIOR_TABLE)
+        if not table_exists(path):
+            raise KgwalkError(f"query.rerank=paths needs a fitted prior at {path}: run `kgwalk fit-paths --questions FILE` "
+                              "(or --set query.rerank=none)")
+        return cls(read_table(path))
+
+    def votes(self, masked_vector: np.ndarray) -> dict[str, float]:
+        """Signature -> share of the nearest examples' similarity-weighted vote (sums to 1)."""
+        sims = self.vectors @ (masked_vector / (np.linalg.norm(masked_vector) or 1.0))
+        near = np.argpartition(-sims, min(NEIGHBOURS, len(sims)) - 1)[:NEIGHBOURS]
+        votes: dict[str, float] = {}
+        for i in near:
+            weight = max(float(sims[i]), 0.0) / len(self.signatures[i])
+            for sig in self.signatures[i]:
+                votes[sig] = votes.get(sig, 0.0) + weight
+        total = sum(votes.values()) or 1.0
+        return {s: v / total for s, v in votes.items()}
+
+    def rerank(self, masked_vector: np.ndarray, walks: list, weight: float) -> None:
+        votes = self.votes(masked_vector)
+        for w in walks:
+            w.score = w.cosine + weight * votes.get(w.signature, 0.0)

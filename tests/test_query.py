@@ -1,0 +1,199 @@
+"""Query side beyond the paper's plain Eq. 3: hybrid node search, the relation-path prior, the walk
+budget, the Answerer and the harness's LLM scores, over a small corpus built in this process."""
+
+from collections import defaultdict
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+import corpus
+from kgwalk.errors import KgwalkError
+from kgwalk.eval.metaqa import load_questions, score_retrieval
+from kgwalk.query import Answerer, Retriever
+from kgwalk.query.answer import PAPER_ANSWER_SYSTEM_PROMPT, is_refusal
+from kgwalk.query.lexicon import EntityLexicon
+from kgwalk.query.paths import PRIOR_TABLE, Example, PathPrior, fit_path_prior, masked_question, read_examples
+from kgwalk.storage import write_table
+
+SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample" / "metaqa_sample.txt"
+
+
+@pytest.fixture(scope="module")
+def sample_corpus(tmp_path_factory):
+    cfg = corpus.config(tmp_path_factory.mktemp("query"), SAMPLE)
+    corpus.build_in_process(cfg)
+    return cfg
+
+
+def triples():
+    return [tuple(line.split("|")) for line in SAMPLE.read_text().splitlines() if line]
+
+
+def lexicon_of(labels):
+    return EntityLexicon(pa.table({"id": list(range(len(labels))), "label": labels}))
+
+
+def test_lexicon_finds_named_entities_brackets_first_longest_first():
+    lex = lexicon_of(["Kismet", "Drama", "drama", "The Lord of the Rings", "Rings", "Ocean's Eleven", "1990"])
+    # brackets are the user naming the entity: only they count when present
+    assert [m.entity for m in lex.mentions("is [Kismet] a Drama")] == [0]
+    assert lex.mentions("is [Kismet] a Drama")[0].bracketed
+    # case-insensitive: both labels that fold to 'drama' are found
+    assert sorted(m.entity for m in lex.mentions("which drama films")) == [1, 2]
+    # a span inside a longer match is not a mention of its own; punctuation at the edges is dropped
+    assert [m.entity for m in lex.mentions("who wrote the lord of the rings?")] == [3]
+    assert [m.entity for m in lex.mentions("Ocean's Eleven, released in 1990")] == [5, 6]
+    assert lex.mentions("nothing known here") == []
+    assert lex.mentions("[Unknown Film] and Kismet")[0].entity == 0  # an unknown bracket falls back to words
+
+
+def test_masked_question_keeps_only_the_shape():
+    lex = lexicon_of(["Kismet", "Juarez"])
+    assert masked_question("who directed [Kismet]", lex.mentions("who directed [Kismet]")) == "who directed E"
+    assert masked_question("who directed Juarez", lex.mentions("who directed Juarez")) == "who directed E"
+
+
+def test_hybrid_search_puts_the_named_entity_first(sample_corpus):
+    cfg = sample_corpus
+    movies = sorted({h for h, _, _ in triples()})[:40]
+    dense = Retriever(corpus.config(Path(cfg.warehouse), SAMPLE, ["query.node_search=dense"]))
+    hybrid = Retriever(cfg, embedder=dense.embedder)
+    dense_top = hybrid_top = 0
+    for movie in movies:
+        question = f"which person wrote the screenplay of [{movie}]"
+        dense_top += dense.retrieve(question, k_nodes=1).nodes[0].label == movie
+        node = hybrid.retrieve(question, k_nodes=1).nodes[0]
+        hybrid_top += node.label == movie and node.matched
+    assert hybrid_top == len(movies)
+    assert dense_top < len(movies)  # the hashing embedder misses some: hybrid earns its place
+    plain = hybrid.retrieve("which person wrote the screenplay", k_nodes=2)
+    assert not any(n.matched for n in plain.nodes)  # nothing named: dense alone
+    dense.close()
+    hybrid.close()
+
+
+def director_examples():
+    """'which films share a director with [M]' for every movie whose director made another film."""
+    by_director, directors = defaultdict(set), defaultdict(set)
+    for h, r, t in triples():
+        if r == "directed_by":
+            by_director[t].add(h)
+            directors[h].add(t)
+    lines = []
+    for films in by_director.values():
+        for film in sorted(films):
+            if len(films) > 1 and len(directors[film]) == 1:
+                lines.append(f"which films share a director with [{film}]\t" + "|".join(sorted(films - {film})))
+    return lines
+
+
+def test_path_prior_reranks_walks_to_the_questions_relation_path(sample_corpus, tmp_path):
+    cfg = sample_corpus
+    lines = director_examples()
+    assert len(lines) >= 6
+    qa = tmp_path / "qa.txt"
+    qa.write_text("\n".join(lines[::2] + ["no topic here\tKismet", "who is [Nobody Known]\tKismet"]) + "\n")
+    plain = Retriever(cfg)
+    examples, skipped = read_examples(str(qa), plain.lexicon)
+    assert skipped == 2 and len(examples) == len(lines[::2])
+    table = fit_path_prior(cfg, examples, plain.embedder, plain.lexicon)
+    assert table.num_rows == len(examples)
+    # BFS keeps one shortest path per reached answer: mostly the shared director, else a shared writer or actor
+    sigs = table.column("signatures").to_pylist()
+    assert sum("directed_by>|<directed_by" in s for s in sigs) >= 0.7 * len(sigs)
+    write_table(cfg.table(PRIOR_TABLE), table)
+    reranked = Retriever(corpus.config(Path(cfg.warehouse), SAMPLE, ["query.rerank=paths", "query.rerank_weight=1.0"]),
+                         embedder=plain.embedder)
+    held_out = load_questions(_write(tmp_path / "held.txt", lines[1::2]))
+    plain_hits = reranked_hits = answerable = 0
+    for q in held_out:
+        result = reranked.retrieve(q.text)
+        best = result.walks[0]
+        reranked_hits += best.end_node in q.answers
+        votes = reranked.prior.votes(reranked.embedder.encode([masked_question(q.text, reranked.lexicon.mentions(q.text))])[0])
+        assert best.score == pytest.approx(best.cosine + 1.0 * votes.get(best.signature, 0.0))
+        plain_hits += plain.retrieve(q.text).walks[0].end_node in q.answers
+        # the corpus can answer it: the topic has a shared-director walk (one BFS walk per reached
+        # node, so a film reached first through a shared actor or writer has none)
+        answerable += any(w.signature == "directed_by>|<directed_by" for w in reranked.retrieve(q.text, k_nodes=1, k_walks=1000).walks)
+    assert reranked_hits >= answerable > plain_hits + 0.3 * len(held_out)
+    plain.close()
+    reranked.close()
+
+
+def _write(path, lines):
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_path_prior_needs_a_fit_and_examples(tmp_path):
+    cfg = corpus.config(tmp_path, SAMPLE, ["query.rerank=paths"])
+    with pytest.raises(KgwalkError, match="kgwalk fit-paths"):
+        PathPrior.load(cfg)
+    with pytest.raises(KgwalkError, match="no examples"):
+        PathPrior(pa.table({"question": pa.array([], pa.string()), "vector": pa.array([], pa.list_(pa.float32(), 2)),
+                            "signatures": pa.array([], pa.list_(pa.string()))}))
+    with pytest.raises(KgwalkError, match="query.rerank"):
+        Retriever(corpus.config(tmp_path, SAMPLE, ["query.rerank=magic"]))
+    assert Example("q", (1,), frozenset({2})).topics == (1,)
+
+
+def test_walk_budget_keeps_the_best_walks_over_all_nodes(sample_corpus):
+    cfg = sample_corpus
+    full = Retriever(cfg).retrieve("who starred in [16 Blocks]", k_nodes=3, k_walks=3)
+    budget = Retriever(corpus.config(Path(cfg.warehouse), SAMPLE, ["query.walk_budget=4"]))
+    limited = budget.retrieve("who starred in [16 Blocks]", k_nodes=3, k_walks=3)
+    assert [w.walk_id for w in limited.walks] == [w.walk_id for w in full.walks[:4]]
+    assert set(limited.timings_ms) == {"lexicon", "embed", "node_search", "walk_search", "rerank"}
+    with pytest.raises(KgwalkError, match="max_question_chars"):
+        budget.retrieve("x" * 5000)
+    budget.close()
+
+
+class ScriptedModel:
+    """A chat model answering from a script keyed by question text; records the prompts it saw."""
+
+    def __init__(self, script):
+        self.script, self.prompts = script, []
+
+    def chat(self, conversations):
+        self.prompts += conversations
+        return [next((a for q, a in self.script.items() if q in c[1]["content"]), "") for c in conversations]
+
+
+def test_answerer_builds_the_papers_prompt_and_detects_refusals(sample_corpus):
+    cfg = sample_corpus
+    model = ScriptedModel({"[16 Blocks]": "Richard Donner directed it.", "[3 Ring Circus]": "i don't know the answer"})
+    answerer = Answerer(cfg, model=model)
+    a = answerer.answer("who directed [16 Blocks]")
+    assert a.answer == "Richard Donner directed it." and a.known
+    system, user = model.prompts[0]
+    assert system["content"] == PAPER_ANSWER_SYSTEM_PROMPT
+    assert user["content"].startswith("Please answer the following question: who directed [16 Blocks].")
+    assert all(w.text in user["content"] for w in a.retrieval.walks)
+    assert a.timings_ms["llm"] >= 0 and a.timings_ms["total"] >= a.timings_ms["llm"]
+    assert not answerer.answer("who directed [3 Ring Circus]").known
+    assert not answerer.answer("who directed [A Double Life]").known  # an empty reply answers nothing
+    for reply in ("I do not know the answer.", "I DON'T KNOW THE ANSWER", "Sorry, I don’t know the answer"):
+        assert is_refusal(reply)
+    assert not is_refusal("I know the answer: Kismet")
+    with pytest.raises(KgwalkError, match="answer.backend"):
+        Answerer(cfg)
+    with pytest.raises(KgwalkError, match="answer.llm.base_url"):
+        Answerer(corpus.config(Path(cfg.warehouse), SAMPLE, ["answer.backend=openai", "answer.llm.model=m"]))
+
+
+def test_harness_scores_llm_answers_three_ways(sample_corpus, tmp_path):
+    cfg = sample_corpus
+    qa = _write(tmp_path / "qa.txt", ["who directed [16 Blocks]\tRichard Donner", "who directed [A Double Life]\tGeorge Cukor",
+                                      "who directed [A Blueprint for Murder]\tAndrew L. Stone"])
+    model = ScriptedModel({"[16 Blocks]": "It was richard donner.", "[A Double Life]": "I do not know the answer.",
+                           "[A Blueprint for Murder]": "Alfred Hitchcock"})
+    answerer = Answerer(cfg, model=model)
+    s = score_retrieval(answerer.retriever, load_questions(qa), 1, answerer=answerer)
+    assert s.answers == 3
+    assert (s.hits1, s.accurate, s.hallucinated, s.missing) == pytest.approx((1 / 3, 1 / 3, 1 / 3, 1 / 3))
+    assert s.topic_recall == 1.0 and s.context_recall == 1.0
+    assert set(s.latency_ms) >= {"embed", "node_search", "walk_search", "retrieval", "llm"}
+    assert s.latency_ms["retrieval"]["p99"] >= s.latency_ms["retrieval"]["p50"] > 0
