@@ -109,8 +109,10 @@ def test_cli_query_json_and_clear_errors(built, tmp_path):
     empty = kgwalk_cli("query", "--name", cfg.name, "--warehouse", cfg.warehouse, " ")
     assert empty.returncode == 2 and empty.stderr.strip() == "kgwalk: error: the question is empty"
     missing = kgwalk_cli("query", "--name", "nothing", "--warehouse", str(tmp_path), "who")
-    assert missing.returncode == 2 and "run `kgwalk index` first" in missing.stderr
+    assert missing.returncode == 2 and "entities, which does not exist (run `kgwalk ingest`" in missing.stderr
     assert "Traceback" not in missing.stderr
+    dense = kgwalk_cli("query", "--name", "nothing", "--warehouse", str(tmp_path), "--set", "query.node_search=dense", "who")
+    assert dense.returncode == 2 and "run `kgwalk index` first" in dense.stderr
     bad_kg = kgwalk_cli("ingest", "--warehouse", str(tmp_path), "--kg", str(tmp_path / "none.txt"))
     assert bad_kg.returncode == 2 and "KG file not found" in bad_kg.stderr
 
@@ -141,3 +143,21 @@ def test_eval_metaqa_scores_retrieval_on_question_files(built, tmp_path):
     assert scores["context_recall"] == pytest.approx(1 / 3) and scores["extractive_hits1"] == pytest.approx(1 / 3)
     missing = kgwalk_cli("eval", "metaqa", "--name", cfg.name, "--warehouse", cfg.warehouse, "--data", str(data), "--hops", "2")
     assert missing.returncode == 2 and "no MetaQA file" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_cli_answer_needs_an_llm_and_fit_paths_feeds_the_reranker(built, tmp_path):
+    cfg, _ = built
+    base = ("--name", cfg.name, "--warehouse", cfg.warehouse)
+    no_llm = kgwalk_cli("answer", *base, "who directed [Kismet]")
+    assert no_llm.returncode == 2 and "answer.backend" in no_llm.stderr and len(no_llm.stderr.strip().splitlines()) == 1
+    qa = tmp_path / "qa.txt"
+    qa.write_text("who directed [Kismet]\tWilliam Dieterle\nwho directed [Juarez]\tWilliam Dieterle\nwho is [Nobody]\tKismet\n")
+    unfitted = kgwalk_cli("query", *base, "--set", "query.rerank=paths", "who directed [Kismet]")
+    assert unfitted.returncode == 2 and "kgwalk fit-paths" in unfitted.stderr
+    fit = kgwalk_cli("fit-paths", *base, "--questions", str(qa))
+    assert fit.returncode == 0, fit.stderr
+    assert "2 examples with a walk to an answer" in fit.stdout and "1 lines without a known topic or answer" in fit.stdout
+    out = kgwalk_cli("query", *base, "--set", "query.rerank=paths", "--json", "who directed [Kismet]")
+    assert out.returncode == 0, out.stderr
+    best = max((w for n in json.loads(out.stdout)["nodes"] for w in n["walks"]), key=lambda w: w["score"])
+    assert best["signature"] == "directed_by>" and best["score"] > best["cosine"]
