@@ -1,0 +1,260 @@
+"""The query service over HTTP: a real uvicorn server on loopback over the sample KG's corpus (built
+in this process), called through kgwalk.client (and raw httpx for malformed requests); /answer
+against a fake OpenAI-compatible LLM on loopback."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import pytest
+import uvicorn
+
+import corpus
+from test_llm_verbalize import ChatServer
+
+from kgwalk.client import KgwalkClient, KgwalkClientError
+from kgwalk.config import Config
+from kgwalk.errors import KgwalkError
+from kgwalk.query import Retriever
+from kgwalk.query.answer import PAPER_ANSWER_SYSTEM_PROMPT
+from kgwalk.serve import create_app, run_server
+
+SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample" / "metaqa_sample.txt"
+QUESTIONS = ["what films did Emir Kusturica star in", "the director of [Kismet] is also the director of which movies",
+             "which movies were released in 1955"]
+
+
+class Served:
+    """A uvicorn server for `app` on a loopback port of its own, in a daemon thread."""
+
+    def __init__(self, app) -> None:
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))  # bound here and handed over: no race for a free port
+        self.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+        self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [sock]}, daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started:  # after the lifespan: retriever open and warm
+            assert self.thread.is_alive() and time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.02)
+
+    def close(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+
+
+@pytest.fixture(scope="module")
+def cfg(tmp_path_factory) -> Config:
+    cfg = corpus.config(tmp_path_factory.mktemp("serve"), SAMPLE)
+    corpus.build_in_process(cfg)
+    return cfg
+
+
+@pytest.fixture(scope="module")
+def direct(cfg) -> Iterator[Retriever]:
+    """The same corpus queried in-process, to compare the service with."""
+    retriever = Retriever(cfg)
+    yield retriever
+    retriever.close()
+
+
+@pytest.fixture(scope="module")
+def server(cfg) -> Iterator[Served]:
+    """No API key, no LLM; the app opens its own retriever at startup."""
+    served = Served(create_app(cfg))
+    yield served
+    served.close()
+
+
+@pytest.fixture
+def client(server) -> Iterator[KgwalkClient]:
+    with KgwalkClient(server.url) as c:
+        yield c
+
+
+def walk_ids(nodes: list[dict]) -> list[tuple[int, list[int]]]:
+    return [(n["id"], [w["walk_id"] for w in n["walks"]]) for n in nodes]
+
+
+def test_health_and_openapi(client, server):
+    assert client.health() == {"status": "ok", "name": "t", "answer": False}
+    schema = httpx.get(server.url + "/openapi.json").json()
+    assert {"/health", "/retrieve", "/answer"} <= set(schema["paths"])
+    assert "post" in schema["paths"]["/retrieve"] and "post" in schema["paths"]["/answer"]
+    query = schema["components"]["schemas"]["Query"]["properties"]
+    assert query["question"]["maxLength"] == 2000  # from query.max_question_chars
+    assert query["k_nodes"]["anyOf"][0]["maximum"] == 20  # from serve.max_k
+    assert "walks" in json.dumps(schema["components"]["schemas"]["NodeOut"])  # the response is described, not just "object"
+    assert {"400", "401", "422", "502", "503"} <= set(schema["paths"]["/answer"]["post"]["responses"])
+
+
+def test_retrieve_matches_the_retriever_and_honours_k(client, direct, cfg):
+    for question in QUESTIONS:
+        for k_nodes, k_walks in ((None, None), (1, 1), (2, 4), (5, 2)):
+            got = client.retrieve(question, k_nodes=k_nodes, k_walks=k_walks)
+            want = direct.retrieve(question, k_nodes, k_walks).to_json()
+            assert got["question"] == question
+            assert walk_ids(got["nodes"]) == walk_ids(want["nodes"])
+            assert [w["text"] for n in got["nodes"] for w in n["walks"]] == [w["text"] for n in want["nodes"] for w in n["walks"]]
+            assert [n["label"] for n in got["nodes"]] == [n["label"] for n in want["nodes"]]
+            assert len(got["nodes"]) == (k_nodes or cfg.query.k_nodes)
+            assert all(0 < len(n["walks"]) <= (k_walks or cfg.query.k_walks) for n in got["nodes"])
+            assert got["nodes"][0]["walks"][0]["triples"][0] == list(want["nodes"][0]["walks"][0]["triples"][0])
+            assert {"embed", "node_search", "walk_search"} <= set(got["timings_ms"])
+    named = client.retrieve(QUESTIONS[1], k_nodes=1)["nodes"][0]
+    assert named["label"] == "Kismet" and named["matched"]
+
+
+def test_concurrent_requests_get_the_sequential_results(client, direct, server):
+    want = {q: walk_ids(direct.retrieve(q, 2, 2).to_json()["nodes"]) for q in QUESTIONS}
+    with ThreadPoolExecutor(6) as pool, KgwalkClient(server.url) as other:
+        got = list(pool.map(lambda i: (QUESTIONS[i % 3], (client if i % 2 else other).retrieve(QUESTIONS[i % 3], 2, 2)), range(18)))
+    assert all(walk_ids(result["nodes"]) == want[q] for q, result in got)
+
+
+@pytest.mark.parametrize("body, field, reason", [
+    ({"question": ""}, "question", "at least 1 character"),
+    ({"question": " \n\t "}, "question", "the question is blank"),
+    ({"question": "x" * 2001}, "question", "at most 2000 characters"),
+    ({"question": "who directed Kismet", "k_nodes": 0}, "k_nodes", "greater than or equal to 1"),
+    ({"question": "who directed Kismet", "k_walks": 21}, "k_walks", "less than or equal to 20"),
+    ({"question": "who directed Kismet", "k_nodes": "3"}, "k_nodes", "valid integer"),
+    ({"question": "who directed Kismet", "k_nodes": 2.5}, "k_nodes", "valid integer"),
+    ({"question": 7}, "question", "valid string"),
+    ({"question": ["who"]}, "question", "valid string"),
+    ({"k_nodes": 2}, "question", "Field required"),
+    ({"question": "who directed Kismet", "k_node": 2}, "k_node", "Extra inputs are not permitted"),
+])
+def test_bad_input_is_422_with_the_reason(server, body, field, reason):
+    for path in ("/retrieve", "/answer"):  # validated before anything else, LLM or not
+        response = httpx.post(server.url + path, json=body)
+        assert response.status_code == 422, response.text
+        errors = response.json()["detail"]
+        assert any(e["loc"][-1] == field and reason in e["msg"] for e in errors), errors
+
+
+def test_malformed_requests(server, client):
+    assert httpx.post(server.url + "/retrieve").status_code == 422  # no body
+    bad_json = httpx.post(server.url + "/retrieve", content=b'{"question": ', headers={"Content-Type": "application/json"})
+    assert bad_json.status_code == 422 and "JSON" in bad_json.text
+    assert httpx.post(server.url + "/retrieve", json=["who"]).status_code == 422
+    assert httpx.get(server.url + "/retrieve").status_code == 405
+    # the client turns FastAPI's error list into one readable line
+    with pytest.raises(KgwalkClientError) as err:
+        client.retrieve("   ")
+    assert err.value.status_code == 422 and err.value.detail == "question: Value error, the question is blank"
+    with pytest.raises(KgwalkClientError) as err:
+        client.retrieve("who directed Kismet", k_nodes=99)
+    assert err.value.status_code == 422 and err.value.detail.startswith("k_nodes: Input should be less than or equal to 20")
+
+
+def test_retrieval_error_is_400_with_its_message(cfg):
+    """A KgwalkError raised by the retriever itself: here its own, stricter question limit."""
+    strict = Retriever(corpus.config(Path(cfg.warehouse), SAMPLE, ["query.max_question_chars=30"]))
+    served = Served(create_app(cfg, retriever=strict))
+    try:
+        with KgwalkClient(served.url) as c:
+            with pytest.raises(KgwalkClientError) as err:
+                c.retrieve("which movies share a director with Kismet")  # 41 characters: passes the app's 2000
+            assert err.value.status_code == 400 and "query.max_question_chars=30" in err.value.detail
+            assert c.retrieve("who directed Kismet", 1, 1)["nodes"]  # the server goes on
+    finally:
+        served.close()
+        strict.close()
+
+
+def test_answer_without_llm_is_503_naming_the_setting(client):
+    start = time.monotonic()
+    with pytest.raises(KgwalkClientError) as err:
+        client.answer("who directed Kismet")
+    assert err.value.status_code == 503 and "answer.backend" in err.value.detail
+    assert time.monotonic() - start < 5  # reported, not waited for
+
+
+def test_answer_with_an_llm(cfg, direct):
+    llm = ChatServer(empty_for="\x00 nothing")  # fails some first attempts (429, 503): the answerer retries
+    llm_cfg = corpus.config(Path(cfg.warehouse), SAMPLE, ["answer.backend=openai", f"answer.llm.base_url={llm.url}",
+                                                          "answer.llm.model=tiny-chat"])
+    served = Served(create_app(llm_cfg, retriever=direct))
+    # the fake LLM echoes the prompt from its first "(" on, so the question carries one
+    question = "what films did Emir Kusturica star in (all of them)"
+    try:
+        with KgwalkClient(served.url) as c:
+            assert c.health()["answer"] is True
+            got = c.answer(question, k_nodes=2, k_walks=2)
+    finally:
+        served.close()
+        llm.close()
+    prompts = [r for r in llm.requests if question in r["messages"][-1]["content"]]
+    assert prompts and {r["model"] for r in prompts} == {"tiny-chat"}
+    system, user = prompts[-1]["messages"][0]["content"], prompts[-1]["messages"][-1]["content"]
+    assert system == PAPER_ANSWER_SYSTEM_PROMPT
+    assert got["answer"] == f'Sure! Here is the sentence:\n"{ChatServer.sentence(user)}" Hope it helps.' and got["known"]
+    want = direct.retrieve(question, 2, 2).to_json()
+    assert walk_ids(got["nodes"]) == walk_ids(want["nodes"])
+    texts = [w["text"] for n in got["nodes"] for w in n["walks"]]
+    assert len(texts) == 4 and all(f"- {t}" in user for t in texts)  # the retrieved walks are the context
+    assert {"llm", "total", "embed"} <= set(got["timings_ms"])
+
+
+def test_api_key(cfg, direct, monkeypatch):
+    monkeypatch.setenv(cfg.serve.api_key_env, "s3cret-key")
+    served = Served(create_app(cfg, retriever=direct))
+    url = served.url
+    body = {"question": "who directed Kismet", "k_nodes": 1}
+    try:
+        assert httpx.get(url + "/health").json()["status"] == "ok"  # probes need no key
+        for path in ("/retrieve", "/answer"):
+            for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "s3cret-key"}, {"X-API-Key": "s3cret-ke"},
+                            {"Authorization": "Basic s3cret-key"}):
+                response = httpx.post(url + path, json=body, headers=headers)
+                assert response.status_code == 401 and "API key" in response.json()["detail"], (path, headers)
+        assert httpx.get(url + "/openapi.json").status_code == 401
+        # checked before the body: a bad request without a key is still 401, not 422
+        assert httpx.post(url + "/retrieve", json={"question": ""}).status_code == 401
+        ok = httpx.post(url + "/retrieve", json=body, headers={"X-API-Key": "s3cret-key"})
+        assert ok.status_code == 200 and len(ok.json()["nodes"]) == 1
+        with KgwalkClient(url, api_key="s3cret-key") as c:
+            assert c.retrieve("who directed Kismet", k_nodes=2)["nodes"][0]["label"] == "Kismet"
+            with pytest.raises(KgwalkClientError) as err:
+                c.answer("who directed Kismet")
+            assert err.value.status_code == 503  # past the key check: no LLM here
+        with KgwalkClient(url, api_key="nope") as c, pytest.raises(KgwalkClientError) as err:
+            c.retrieve("who directed Kismet")
+        assert err.value.status_code == 401
+    finally:
+        served.close()
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.10", "my-host.example"])
+def test_run_server_refuses_a_public_host_without_a_key(cfg, monkeypatch, host):
+    monkeypatch.delenv(cfg.serve.api_key_env, raising=False)
+    with pytest.raises(KgwalkError, match=f"export {cfg.serve.api_key_env}="):
+        run_server(cfg, host=host, port=0)
+
+
+def test_client_reports_an_unreachable_server():
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()  # nothing listens there now
+    with KgwalkClient(f"http://127.0.0.1:{port}", timeout=2) as c, pytest.raises(KgwalkClientError) as err:
+        c.health()
+    assert err.value.status_code is None and "cannot reach the kgwalk service" in str(err.value)
+
+
+def test_client_import_is_light():
+    heavy = ["torch", "numpy", "kgwalk.query", "kgwalk.config", "fastapi", "qdrant_client", "pyarrow"]
+    code = f"import sys, kgwalk.client; print([m for m in {heavy!r} if m in sys.modules])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
