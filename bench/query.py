@@ -25,6 +25,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 from report import save_report
 
@@ -34,7 +35,9 @@ from kgwalk.query import Retriever
 from kgwalk.query.paths import PRIOR_TABLE, fit_path_prior, read_examples
 from kgwalk.storage import read_table, write_table
 from kgwalk.walks.engine import generate_walks
+from kgwalk.verbalize import TemplateVerbalizer
 from kgwalk.walks.graph import Graph
+from kgwalk.walks.labels import LabelLookup
 from kgwalk.walks.spec import WalkSpec
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -55,8 +58,49 @@ def split_dev(limit: int) -> tuple[Path, dict[int, list[Question]]]:
     return fit, evaluate
 
 
-def walk_ablations(cfg, questions: dict[int, list[Question]]) -> list[dict]:
+class TopicWalkSearch:
+    """Walk search inside the topic entity's own walks, as the paper ranks them (cosine to the
+    question), for any walk setting without building and indexing a corpus per setting: only the
+    sampled topics' walks are verbalized (template) and embedded, and each distinct sentence is
+    embedded once across all settings. Scores context recall@k and extractive Hits@1 given the
+    topic node, i.e. the walk half of node-then-walk retrieval."""
+
+    def __init__(self, cfg, tables: dict, embedder, k_walks: int) -> None:
+        self.labels = LabelLookup(tables["entities"], tables["relations"])
+        self.verbalizer = TemplateVerbalizer(cfg.verbalize.phrases)
+        self.embedder = embedder
+        self.k = k_walks
+        self.vectors: dict[str, np.ndarray] = {}
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        new = [t for t in dict.fromkeys(texts) if t not in self.vectors]
+        for i in range(0, len(new), 4096):
+            chunk = new[i:i + 4096]
+            self.vectors.update(zip(chunk, self.embedder.encode(chunk)))
+        return np.stack([self.vectors[t] for t in texts]) if texts else np.zeros((0, 1), np.float32)
+
+    def score(self, walks: pa.Table, questions: list[Question]) -> tuple[float, float, int]:
+        """(context recall@k, extractive Hits@1, sentences embedded so far) over `questions`."""
+        walks = walks.filter(pc.is_in(walks.column("root"), pa.array(np.unique([q.topic for q in questions]))))
+        vectors = self._embed(self.verbalizer.sentences(self.labels.attach(walks)).to_pylist())
+        roots = walks.column("root").to_numpy()
+        nodes = walks.column("nodes").to_pylist()
+        question_vectors = self.embedder.encode([q.text for q in questions])
+        context = hits1 = 0
+        for q, qv in zip(questions, question_vectors):
+            rows = np.flatnonzero(roots == q.topic)
+            if not len(rows):
+                continue
+            best = rows[np.argsort(-(vectors[rows] @ qv), kind="stable")[: self.k]]
+            context += any(not q.answers.isdisjoint(nodes[i]) for i in best)
+            hits1 += nodes[best[0]][-1] in q.answers
+        n = max(len(questions), 1)
+        return context / n, hits1 / n, len(self.vectors)
+
+
+def walk_ablations(cfg, questions: dict[int, list[Question]], embedder, per_hop: int) -> list[dict]:
     tables = {t: read_table(cfg.table(t)) for t in ("edges", "entities", "relations")}
+    search = TopicWalkSearch(cfg, tables, embedder, cfg.query.k_walks)
     base = WalkSpec.from_conf(cfg.walks)
     variants = [("default", base)]
     variants += [("random walks", replace(base, kinds=("random",)))]
@@ -74,19 +118,23 @@ def walk_ablations(cfg, questions: dict[int, list[Question]]) -> list[dict]:
             reach = AnswerReachability(qs)
             roots = np.unique([q.topic for q in qs])
             roots = roots[np.isin(roots, graph.node_ids)]
-            walks = 0
-            for t in generate_walks(graph, roots, spec, cfg.walks.roots_per_batch, cfg.walks.max_paths_per_batch):
-                reach.add(t)
-                walks += int(pc.sum(t.column("count")).as_py()) if spec.kinds == ("random",) else t.num_rows
+            batches = list(generate_walks(graph, roots, spec, cfg.walks.roots_per_batch, cfg.walks.max_paths_per_batch))
+            walks = pa.concat_tables(batches) if batches else None
+            if walks is not None:
+                reach.add(walks)
+            distinct = walks.num_rows if walks is not None else 0
             row[f"reach_{h}"] = reach.share
-            row[f"walks_per_root_{h}"] = walks / max(len(roots), 1)
+            row[f"walks_per_root_{h}"] = distinct / max(len(roots), 1)
+            if walks is not None:
+                row[f"context_{h}"], row[f"hits1_{h}"], embedded = search.score(walks, qs[:per_hop])
+        row["hits1_avg"] = float(np.mean([row.get(f"hits1_{h}", 0.0) for h in questions]))
         row["seconds"] = time.perf_counter() - start
         rows.append(row)
-        print(f"A {name}: " + ", ".join(f"{k}={v:.3f}" for k, v in row.items() if isinstance(v, float)), flush=True)
+        print(f"A {name}: " + ", ".join(f"{k}={v:.3f}" for k, v in row.items() if isinstance(v, float)) + f" (sentences embedded: {embedded:,})", flush=True)
     return rows
 
 
-def retrieval_ablations(cfg, questions: dict[int, list[Question]]) -> tuple[list[dict], dict]:
+def retrieval_ablations(cfg, questions: dict[int, list[Question]], embedder) -> tuple[list[dict], dict]:
     plain = ["query.node_search=dense", "query.rerank=none"]
     hybrid = ["query.node_search=hybrid", "query.rerank=none"]
     paths = ["query.node_search=hybrid", "query.rerank=paths"]
@@ -94,11 +142,10 @@ def retrieval_ablations(cfg, questions: dict[int, list[Question]]) -> tuple[list
     variants += [(f"hybrid + path prior, k={k}", paths, k) for k in (1, 2, 4, 5)]
     variants += [("hybrid + path prior, budget 3 walks", paths + ["query.walk_budget=3"], 3)]
     variants += [("paper, k=5", plain, 5)]
-    rows, latency, embedder = [], {}, None
+    rows, latency = [], {}
     for name, overrides, k in variants:
         run_cfg = load_config(None, overrides + [f"query.k_nodes={k}", f"query.k_walks={k}"], name=cfg.name, warehouse=cfg.warehouse)
         retriever = Retriever(run_cfg, embedder=embedder)
-        embedder = retriever.embedder
         retriever.warm_up()
         row = {"part": "B retrieval", "variant": name}
         for h, qs in questions.items():
@@ -127,7 +174,9 @@ def plot(rows: list[dict], path: Path) -> None:
     for i, h in enumerate(HOPS):
         ax_a.bar(x + (i - 1) * 0.27, [r[f"reach_{h}"] for r in a], 0.27, label=f"{h}-hop")
     ax_a.set_xticks(x, [r["variant"] for r in a], rotation=30, ha="right")
-    ax_a.set_title("A: answer reachability (ceiling of context recall)")
+    ax_a.scatter(np.repeat(x, len(HOPS)) + np.tile((np.arange(len(HOPS)) - 1) * 0.27, len(a)),
+                 [r[f"hits1_{h}"] for r in a for h in HOPS], color="black", marker="_", s=200, label="walk search Hits@1")
+    ax_a.set_title("A: walk settings: answer reachability (bars), Hits@1 given the topic (marks)")
     ax_a.set_ylim(0, 1)
     ax_a.legend()
     x = np.arange(len(b))
@@ -146,19 +195,22 @@ def main() -> None:
     parser.add_argument("--warehouse", default="/tmp/kgwalk-q")
     parser.add_argument("--name", default="metaqa")
     parser.add_argument("--limit", type=int, default=1000, help="dev questions per hop count (default 1000)")
+    parser.add_argument("--walk-limit", type=int, default=300,
+                        help="of those, questions per hop whose topic walks are embedded for part A's walk search (default 300)")
     args = parser.parse_args()
     cfg = load_config(None, name=args.name, warehouse=args.warehouse)
     fit_file, questions = split_dev(args.limit)
 
     start = time.perf_counter()
     retriever = Retriever(cfg)
+    embedder = retriever.embedder
     examples, _ = read_examples(str(fit_file), retriever.lexicon)
-    write_table(cfg.table(PRIOR_TABLE), fit_path_prior(cfg, examples, retriever.embedder, retriever.lexicon))
+    write_table(cfg.table(PRIOR_TABLE), fit_path_prior(cfg, examples, embedder, retriever.lexicon))
     retriever.close()
     fit_s = time.perf_counter() - start
 
-    rows_a = walk_ablations(cfg, questions)
-    rows_b, latency = retrieval_ablations(cfg, questions)
+    rows_a = walk_ablations(cfg, questions, embedder, args.walk_limit)
+    rows_b, latency = retrieval_ablations(cfg, questions, embedder)
     RESULTS.mkdir(exist_ok=True)
     columns = list(dict.fromkeys(k for r in rows_a + rows_b for k in r))
     with (RESULTS / "query_ablations.csv").open("w", newline="") as f:
@@ -171,15 +223,21 @@ def main() -> None:
     facts = [f"- MetaQA dev (reconstructed KB): {n[1]:,} / {n[2]:,} / {n[3]:,} questions (1/2/3-hop), a deterministic sample of odd dev lines",
              f"- path prior fitted on the {len(examples):,} even dev lines in {fit_s:.0f} s (no question is in both)",
              "- corpus: the defaults (conf/local.yaml): BFS both directions, depth 3, hub degree 50, one walk per relation path; MiniLM"]
-    body = ["## A. Walk settings: answer reachability over the topic entities' walks", "",
-            "| variant | reach 1-hop | reach 2-hop | reach 3-hop | walks/root (1-hop topics) | s |", "|---|---|---|---|---|---|"]
-    body += [f"| {r['variant']} | {r['reach_1']:.3f} | {r['reach_2']:.3f} | {r['reach_3']:.3f} | {r['walks_per_root_1']:,.0f} | {r['seconds']:.0f} |" for r in rows_a]
+    trip = lambda r, key: " / ".join(f"{r[f'{key}_{h}']:.3f}" for h in HOPS)  # noqa: E731
+    body = ["## A. Walk settings, over the topic entities' walks", "",
+            f"Answer reachability: a gold answer on some walk of the topic entity (all {n[1]:,} questions per hop; the ceiling of "
+            f"context recall). Walk search: the topic's walks ranked by cosine to the question (template sentences, MiniLM), "
+            f"top {cfg.query.k_walks}, on the first {min(args.walk_limit, n[1]):,} questions per hop: context recall@{cfg.query.k_walks} "
+            "and extractive Hits@1 given the topic node.", "",
+            "| variant | reach 1/2/3 | walk search: context recall 1/2/3 | walk search: Hits@1 1/2/3 | Hits@1 avg | distinct walks/root 1/2/3-hop topics | s |",
+            "|---|---|---|---|---|---|---|"]
+    body += [f"| {r['variant']} | {trip(r, 'reach')} | {trip(r, 'context')} | {trip(r, 'hits1')} | {100 * r['hits1_avg']:.1f} | "
+             + " / ".join(f"{r[f'walks_per_root_{h}']:,.0f}" for h in HOPS) + f" | {r['seconds']:.0f} |" for r in rows_a]
     body += ["", "## B. Retrieval on the built index (context recall@k, extractive Hits@1; k nodes x k walks)", "",
              "| variant | topic 1/2/3 | context recall 1/2/3 | extractive Hits@1 1/2/3 | Hits@1 avg | retrieval ms p50 / p99 (1-hop) |",
              "|---|---|---|---|---|---|"]
-    for r in rows_b:
-        trip = lambda key: " / ".join(f"{r[f'{key}_{h}']:.3f}" for h in HOPS)  # noqa: E731
-        body.append(f"| {r['variant']} | {trip('topic')} | {trip('context')} | {trip('hits1')} | {100 * r['hits1_avg']:.1f} | {r['p50_1']:.1f} / {r['p99_1']:.1f} |")
+    body += [f"| {r['variant']} | {trip(r, 'topic')} | {trip(r, 'context')} | {trip(r, 'hits1')} | {100 * r['hits1_avg']:.1f} | "
+             f"{r['p50_1']:.1f} / {r['p99_1']:.1f} |" for r in rows_b]
     body += ["", "Plot: `bench/results/query_ablations.png`; every number: `bench/results/query_ablations.csv`."]
     save_report("query_ablations", "Query ablations on MetaQA dev", facts, body)
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 import platform
+import sys
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-PACKAGES = ["kgwalk", "pyspark", "deltalake", "ray", "pyarrow", "numpy", "qdrant-edge-py", "qdrant-client", "sentence-transformers", "torch"]
+PACKAGES = ["kgwalk", "pyspark", "deltalake", "ray", "pyarrow", "numpy", "qdrant-edge-py", "qdrant-client", "sentence-transformers", "transformers", "torch"]
 
 
 def machine_lines() -> list[str]:
@@ -26,7 +27,11 @@ def machine_lines() -> list[str]:
             versions.append(f"{name} {version(name)}")
         except PackageNotFoundError:
             pass
-    return [
+    lines = []
+    torch = sys.modules.get("torch")  # only when the benchmark used it: importing torch is slow
+    if torch is not None and torch.cuda.is_available():
+        lines.append(f"- device: {torch.cuda.get_device_name(0)}")
+    return lines + [
         f"- machine: {os.cpu_count()} CPUs ({cpu}), {mem_gib:.0f} GiB RAM, {platform.system()} {platform.release()}",
         f"- python {platform.python_version()}; " + ", ".join(versions),
     ]

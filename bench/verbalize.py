@@ -7,7 +7,8 @@
 2. The `transformers` verbalizer (kgwalk's TransformersChat, the paper's prompt) on a model with
    the architecture of Qwen2-0.5B (494M parameters) and random weights, exactly 40 output tokens
    per walk (no end token), at the given batch sizes: walks/s. On a GPU worker run it with
-   `--device cuda --llm-batches 64,128,256,512,1024`.
+   `--device cuda --llm-batches 64,128,256,512,1024`; a GPU worker without Delta or Ray reads the
+   walks' triples from `--triples FILE.parquet` (column `triples`; `--export-triples` writes one).
 Writes bench/results/verbalize[-<device>].md.
 """
 
@@ -23,10 +24,10 @@ from pathlib import Path
 import pyarrow as pa
 from report import save_report
 
+import pyarrow.parquet as pq
+
 from kgwalk.config import LLMConf, load_config
-from kgwalk.storage import read_table
 from kgwalk.verbalize.llm import PAPER_SYSTEM_PROMPT, PAPER_USER_PROMPT, format_triples
-from kgwalk.verbalize.pipeline import WALK_COLUMNS, load_labels
 from kgwalk.verbalize.template import TemplateVerbalizer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
@@ -37,10 +38,24 @@ def pin_one_core() -> None:
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 
 
-def template_rows(walks_dir: str, rows: int) -> list[str]:
+def labelled_walks(walks_dir: str, rows: int) -> tuple[pa.Table, object, object]:
+    """(the first `rows` walks, the label lookup, the config) of a built KG folder. Imported here:
+    a GPU worker has neither Delta nor Ray, and reads triples from a file instead."""
+    from kgwalk.storage import read_table
+    from kgwalk.verbalize.pipeline import WALK_COLUMNS, load_labels
+
     cfg = load_config(None, None, name=Path(walks_dir).name, warehouse=str(Path(walks_dir).parent))
-    walks = read_table(cfg.table("walks"), WALK_COLUMNS).slice(0, rows)
-    labels = load_labels(cfg)
+    return read_table(cfg.table("walks"), WALK_COLUMNS).slice(0, rows), load_labels(cfg), cfg
+
+
+def walk_triples(walks_dir: str, rows: int) -> list[str]:
+    walks, labels, _ = labelled_walks(walks_dir, rows)
+    walks = labels.attach(walks)
+    return [format_triples(n, r, i) for n, r, i in zip(*(walks.column(c).to_pylist() for c in ("node_labels", "rel_labels", "inverse")))]
+
+
+def template_rows(walks_dir: str, rows: int) -> list[str]:
+    walks, labels, cfg = labelled_walks(walks_dir, rows)
     verbalizer = TemplateVerbalizer(cfg.verbalize.phrases)
     start = time.perf_counter()
     attached = labels.attach(walks)
@@ -61,16 +76,13 @@ def template_rows(walks_dir: str, rows: int) -> list[str]:
     ]
 
 
-def llm_rows(walks_dir: str, batches: list[int], device: str) -> list[str]:
+def llm_rows(triples: list[str], batches: list[int], device: str) -> list[str]:
     import torch
     from tiny_llm import build_tiny_chat_model
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
     from kgwalk.llm import make_chat_model
 
-    cfg = load_config(None, None, name=Path(walks_dir).name, warehouse=str(Path(walks_dir).parent))
-    walks = load_labels(cfg).attach(read_table(cfg.table("walks"), WALK_COLUMNS).slice(0, max(batches)))
-    triples = [format_triples(n, r, i) for n, r, i in zip(*(walks.column(c).to_pylist() for c in ("node_labels", "rel_labels", "inverse")))]
     words = sorted({w for t in triples for w in t.split()} | set((PAPER_SYSTEM_PROMPT + " " + PAPER_USER_PROMPT).split()))
     out = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -106,16 +118,23 @@ def main() -> None:
     p.add_argument("--template-rows", type=int, default=500_000)
     p.add_argument("--llm-batches", default="16")
     p.add_argument("--device", default="cpu")
+    p.add_argument("--triples", help="a parquet file of walk triples (column `triples`) instead of --walks")
+    p.add_argument("--export-triples", metavar="FILE", help="write the first 1,024 walks' triples of --walks to FILE and stop")
     args = p.parse_args()
+    if args.export_triples:
+        pq.write_table(pa.table({"triples": walk_triples(args.walks, 1024)}), args.export_triples)
+        return
     rows = []
     if args.device == "cpu":
         pin_one_core()  # per core, as the target is stated
         rows += template_rows(args.walks, args.template_rows)
         os.sched_setaffinity(0, set(range(os.cpu_count() or 1)))
-    rows += llm_rows(args.walks, [int(b) for b in args.llm_batches.split(",")], args.device)
+    batches = [int(b) for b in args.llm_batches.split(",")]
+    triples = pq.read_table(args.triples).column("triples").to_pylist() if args.triples else walk_triples(args.walks, max(batches))
+    rows += llm_rows(triples, batches, args.device)
     body = ["| verbalizer | walks | seconds | walks/s |", "|---|---:|---:|---:|", *rows]
     facts = [
-        "- measured " + time.strftime("%Y-%m-%d") + f"; walks of {args.walks} (MetaQA, default spec); template rows on one core",
+        "- measured " + time.strftime("%Y-%m-%d") + f"; walks of {args.triples or args.walks} (MetaQA, default spec); template rows on one core",
         f"- LLM rows: the paper's prompt (Fig. 2a) through kgwalk's TransformersChat, {OUTPUT_TOKENS} output tokens per walk; "
         "a word-level tokenizer (prompts of about 70 tokens; a real BPE tokenizer gives more)",
     ]

@@ -1,6 +1,7 @@
-"""Knowledge-graph ingest: readers for every input format, stable ids, canonical Delta tables."""
+"""Knowledge-graph ingest (`kgwalk.kg.ingest`): readers for every input format, stable ids,
+canonical Delta tables. The package itself imports only the ids, which need no Delta, so
+verbalizers on bare GPU workers can import them."""
 
 from kgwalk.kg.ids import hash64, normalize_label
-from kgwalk.kg.ingest import IngestResult, ingest
 
-__all__ = ["IngestResult", "hash64", "ingest", "normalize_label"]
+__all__ = ["hash64", "normalize_label"]
