@@ -161,6 +161,13 @@ def retrieval_ablations(cfg, questions: dict[int, list[Question]], embedder) -> 
     return rows, latency
 
 
+def previous_rows(part: str) -> list[dict]:
+    """Rows of one part from the last run's CSV (numbers back as floats)."""
+    with (RESULTS / "query_ablations.csv").open() as f:
+        rows = [r for r in csv.DictReader(f) if r["part"].startswith(part)]
+    return [{k: v if k in ("part", "variant") else float(v) for k, v in r.items() if v != ""} for r in rows]
+
+
 def plot(rows: list[dict], path: Path) -> None:
     import matplotlib
 
@@ -197,6 +204,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=1000, help="dev questions per hop count (default 1000)")
     parser.add_argument("--walk-limit", type=int, default=300,
                         help="of those, questions per hop whose topic walks are embedded for part A's walk search (default 300)")
+    parser.add_argument("--parts", default="A,B", help="A,B (default) or B alone: part A's rows are then read back from the last CSV")
     args = parser.parse_args()
     cfg = load_config(None, name=args.name, warehouse=args.warehouse)
     fit_file, questions = split_dev(args.limit)
@@ -209,7 +217,7 @@ def main() -> None:
     retriever.close()
     fit_s = time.perf_counter() - start
 
-    rows_a = walk_ablations(cfg, questions, embedder, args.walk_limit)
+    rows_a = walk_ablations(cfg, questions, embedder, args.walk_limit) if "A" in args.parts.split(",") else previous_rows("A")
     rows_b, latency = retrieval_ablations(cfg, questions, embedder)
     RESULTS.mkdir(exist_ok=True)
     columns = list(dict.fromkeys(k for r in rows_a + rows_b for k in r))
@@ -223,6 +231,8 @@ def main() -> None:
     facts = [f"- MetaQA dev (reconstructed KB): {n[1]:,} / {n[2]:,} / {n[3]:,} questions (1/2/3-hop), a deterministic sample of odd dev lines",
              f"- path prior fitted on the {len(examples):,} even dev lines in {fit_s:.0f} s (no question is in both)",
              "- corpus: the defaults (conf/local.yaml): BFS both directions, depth 3, hub degree 50, one walk per relation path; MiniLM"]
+    if "A" not in args.parts.split(","):
+        facts.append("- part A: rows of the previous run (this run: `--parts B`), same questions and --walk-limit")
     trip = lambda r, key: " / ".join(f"{r[f'{key}_{h}']:.3f}" for h in HOPS)  # noqa: E731
     body = ["## A. Walk settings, over the topic entities' walks", "",
             f"Answer reachability: a gold answer on some walk of the topic entity (all {n[1]:,} questions per hop; the ceiling of "

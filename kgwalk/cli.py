@@ -99,9 +99,9 @@ def _print_retrieval(result) -> None:
     print("ms: " + ", ".join(f"{k} {v:.1f}" for k, v in result.timings_ms.items()))
 
 
-def _print_scores(split: str, cfg: Config, scores) -> None:
+def _print_scores(split: str, cfg: Config, rerank: str, scores) -> None:
     q = cfg.query
-    print(f"MetaQA {split}, k_nodes={q.k_nodes}, k_walks={q.k_walks}, node_search={q.node_search}, rerank={q.rerank}")
+    print(f"MetaQA {split}, k_nodes={q.k_nodes}, k_walks={q.k_walks}, node_search={q.node_search}, rerank={rerank}")
     print("hops  questions  topic recall  context recall@k  extractive Hits@1  retrieval ms p50/p99")
     for s in scores:
         lat = s.latency_ms.get("retrieval", {})
@@ -180,9 +180,9 @@ def run(argv: list[str] | None = None) -> int:
         scores = [score_retrieval(retriever, sample(load_questions(files[h]), args.limit), h, answerer=answerer) for h in hops]
         retriever.close()
         if args.json:
-            print(json.dumps([asdict(s) for s in scores]))
+            print(json.dumps([asdict(s) | {"rerank": retriever.rerank} for s in scores]))
         else:
-            _print_scores(args.split, cfg, scores)
+            _print_scores(args.split, cfg, retriever.rerank, scores)
         return 0
     if args.command == "status":
         from kgwalk.refresh.status import status_text

@@ -133,11 +133,14 @@ class QueryConf:
     rrf_k: int = 60
     # none: the paper's walk order | paths: a relation-path prior fitted from example questions
     # (`kgwalk fit-paths`), added to each candidate walk's cosine
-    rerank: str = "none"
+    rerank: str = "auto"
     rerank_weight: float = 0.5
     candidates: int = 50  # walks fetched per node before reranking
     walk_budget: int | None = None  # at most this many walks over all nodes, best first; None = k_nodes x k_walks
     max_question_chars: int = 2000
+    # onnx: the question encoder on ONNX Runtime (CPU; a few times faster one question at a time,
+    # same vectors within rounding) | torch: the embed stage's own code
+    encoder: str = "onnx"
 
 
 @dataclass

@@ -1,9 +1,11 @@
 """Query side beyond the paper's plain Eq. 3: hybrid node search, the relation-path prior, the walk
 budget, the Answerer and the harness's LLM scores, over a small corpus built in this process."""
 
+import shutil
 from collections import defaultdict
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -95,6 +97,7 @@ def test_path_prior_reranks_walks_to_the_questions_relation_path(sample_corpus, 
     qa = tmp_path / "qa.txt"
     qa.write_text("\n".join(lines[::2] + ["no topic here\tKismet", "who is [Nobody Known]\tKismet"]) + "\n")
     plain = Retriever(cfg)
+    assert plain.rerank == "none"  # query.rerank=auto with no fitted prior: the paper's cosine order
     examples, skipped = read_examples(str(qa), plain.lexicon)
     assert skipped == 2 and len(examples) == len(lines[::2])
     table = fit_path_prior(cfg, examples, plain.embedder, plain.lexicon)
@@ -103,6 +106,7 @@ def test_path_prior_reranks_walks_to_the_questions_relation_path(sample_corpus, 
     sigs = table.column("signatures").to_pylist()
     assert sum("directed_by>|<directed_by" in s for s in sigs) >= 0.7 * len(sigs)
     write_table(cfg.table(PRIOR_TABLE), table)
+    assert Retriever(cfg, embedder=plain.embedder).rerank == "paths"  # auto, once a prior is fitted
     reranked = Retriever(corpus.config(Path(cfg.warehouse), SAMPLE, ["query.rerank=paths", "query.rerank_weight=1.0"]),
                          embedder=plain.embedder)
     held_out = load_questions(_write(tmp_path / "held.txt", lines[1::2]))
@@ -120,6 +124,7 @@ def test_path_prior_reranks_walks_to_the_questions_relation_path(sample_corpus, 
     assert reranked_hits >= answerable > plain_hits + 0.3 * len(held_out)
     plain.close()
     reranked.close()
+    shutil.rmtree(cfg.table(PRIOR_TABLE))  # the module's other tests expect the paper's order under auto
 
 
 def _write(path, lines):
@@ -197,3 +202,29 @@ def test_harness_scores_llm_answers_three_ways(sample_corpus, tmp_path):
     assert s.topic_recall == 1.0 and s.context_recall == 1.0
     assert set(s.latency_ms) >= {"embed", "node_search", "walk_search", "retrieval", "llm"}
     assert s.latency_ms["retrieval"]["p99"] >= s.latency_ms["retrieval"]["p50"] > 0
+
+
+def test_onnx_question_encoder_matches_torch_and_exports_once(sample_corpus, tmp_path, monkeypatch):
+    from kgwalk.embed.model import SentenceTransformerEmbedder, make_embedder
+    from kgwalk.embed.onnx import OnnxEmbedder
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    texts = ["who directed [Kismet]", "which films share a director with [Juarez]", "x", "a much longer question " * 40]
+    reference = make_embedder("all-MiniLM-L6-v2", precision="float32").encode(texts)
+    onnx = OnnxEmbedder("all-MiniLM-L6-v2")
+    got = onnx.encode(texts)
+    assert got.shape == reference.shape and np.min(np.sum(got * reference, axis=1)) > 0.99999
+    (exported,) = (tmp_path / "kgwalk" / "onnx").glob("*.onnx")
+    written = exported.stat().st_mtime_ns
+    again = OnnxEmbedder("all-MiniLM-L6-v2")  # reuses the export
+    assert exported.stat().st_mtime_ns == written and np.allclose(again.encode(texts[:2]), got[:2], atol=1e-6)
+    assert onnx.encode([]).shape == (0, 384)
+    # the retriever's question encoder follows query.encoder (the hashing stand-in has no model to export)
+    minilm = ["embed.model=all-MiniLM-L6-v2"]
+    warehouse = Path(sample_corpus.warehouse)
+    for overrides, kind in ((minilm, OnnxEmbedder), (minilm + ["query.encoder=torch"], SentenceTransformerEmbedder)):
+        retriever = Retriever(corpus.config(warehouse, SAMPLE, overrides))
+        assert isinstance(retriever.embedder, kind)
+        retriever.close()
+    with pytest.raises(KgwalkError, match="query.encoder"):
+        Retriever(corpus.config(tmp_path, SAMPLE, ["query.encoder=tensorrt"]))

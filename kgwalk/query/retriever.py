@@ -27,7 +27,8 @@ from kgwalk.index.store import VectorStore, collection_names, open_store
 from kgwalk.walks.labels import signature, walk_triples
 
 NODE_SEARCHES = ("dense", "hybrid")
-RERANKS = ("none", "paths")
+RERANKS = ("auto", "none", "paths")
+ENCODERS = ("onnx", "torch")
 
 
 @dataclass
@@ -89,10 +90,23 @@ def check_query_conf(cfg: Config) -> None:
     q = cfg.query
     if q.node_search not in NODE_SEARCHES:
         raise KgwalkError(f"query.node_search must be one of {NODE_SEARCHES}, got {q.node_search!r}")
+    if q.encoder not in ENCODERS:
+        raise KgwalkError(f"query.encoder must be one of {ENCODERS}, got {q.encoder!r}")
     if q.rerank not in RERANKS:
         raise KgwalkError(f"query.rerank must be one of {RERANKS}, got {q.rerank!r}")
     if q.k_nodes < 1 or q.k_walks < 1 or q.candidates < 1 or (q.walk_budget is not None and q.walk_budget < 1):
         raise KgwalkError("query: k_nodes, k_walks, candidates and walk_budget must be >= 1")
+
+
+def resolve_rerank(cfg: Config) -> str:
+    """query.rerank as it applies: `auto` is the path prior where `kgwalk fit-paths` has fitted
+    one for this KG, else none (the paper's cosine order)."""
+    if cfg.query.rerank != "auto":
+        return cfg.query.rerank
+    from kgwalk.query.paths import PRIOR_TABLE
+    from kgwalk.storage import table_exists
+
+    return "paths" if table_exists(cfg.table(PRIOR_TABLE)) else "none"
 
 
 class Retriever:
@@ -103,13 +117,20 @@ class Retriever:
         self._embedder = embedder
         self._lexicon = None
         self._prior = None
+        self.rerank = resolve_rerank(cfg)
         self.nodes_collection, self.walks_collection = collection_names(cfg)
 
     @property
     def embedder(self) -> Embedder:
         """Loaded on first use, so bad input fails fast without loading a model."""
         if self._embedder is None:
-            self._embedder = make_embedder(self.cfg.embed.model, self.cfg.embed.device, precision=self.cfg.embed.precision)
+            e = self.cfg.embed
+            if self.cfg.query.encoder == "onnx" and e.device == "cpu" and not e.model.startswith("hashing-"):
+                from kgwalk.embed.onnx import OnnxEmbedder
+
+                self._embedder = OnnxEmbedder(e.model)
+            else:
+                self._embedder = make_embedder(e.model, e.device, precision=e.precision)
         return self._embedder
 
     @property
@@ -162,7 +183,7 @@ class Retriever:
 
         mentions = self.lexicon.mentions(question) if q_conf.node_search == "hybrid" else []
         texts = [question]
-        if q_conf.rerank == "paths":
+        if self.rerank == "paths":
             from kgwalk.query.paths import masked_question
 
             texts.append(masked_question(question, mentions))
@@ -172,14 +193,14 @@ class Retriever:
         lap("embed")
         nodes = self._search_nodes(q, [m.entity for m in mentions], k_nodes)
         lap("node_search")
-        fetch = max(q_conf.candidates, k_walks) if q_conf.rerank != "none" else k_walks
+        # The prior models paths from the entity the question is about: where the question names
+        # entities, only their walks get it (and only they need candidates beyond k_walks).
+        topics = ([n for n in nodes if n.matched] or nodes) if self.rerank == "paths" else []
         for node in nodes:
+            fetch = max(q_conf.candidates, k_walks) if any(node is t for t in topics) else k_walks
             node.walks = [_walk_hit(w.score, w.payload) for w in self.store.search(self.walks_collection, q, fetch, root=node.id)]
         lap("walk_search")
-        if q_conf.rerank == "paths":
-            # The prior models paths from the entity the question is about: where the question
-            # names entities, only their walks get it.
-            topics = [n for n in nodes if n.matched] or nodes
+        if topics:
             self.prior.rerank(vectors[1], [w for n in topics for w in n.walks], q_conf.rerank_weight)
         for node in nodes:
             node.walks = sorted(node.walks, key=lambda w: -w.score)[:k_walks]

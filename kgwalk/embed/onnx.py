@@ -1,0 +1,105 @@
+"""The query encoder on ONNX Runtime: the same sentence-transformers model, exported once.
+
+One question at a time, PyTorch's per-operator overhead is most of MiniLM's cost on a CPU;
+ONNX Runtime runs the fused graph in a fraction of it (`bench/query.py` measures both), with
+vectors equal to PyTorch's float32 ones within rounding (cosine > 0.99999, tested). Walk vectors
+stay whatever the embed stage made; only the question side changes.
+
+The export (mean pooling and normalization included) is cached under the user's cache folder
+(`$XDG_CACHE_HOME/kgwalk/onnx`, else `~/.cache/kgwalk/onnx`), keyed by the model and the library
+versions, and written atomically so concurrent first queries do not collide.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from kgwalk.embed.model import resolve_model
+from kgwalk.errors import KgwalkError
+
+BATCH = 64
+
+
+def _export(st, path: Path) -> None:
+    import torch
+    from onnxruntime.transformers import optimizer
+
+    class Pooled(torch.nn.Module):  # Transformer -> mean pooling -> Normalize, as the model's own modules do
+        def __init__(self, bert: torch.nn.Module) -> None:
+            super().__init__()
+            self.bert = bert
+
+        def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+            hidden = self.bert(input_ids=ids, attention_mask=mask).last_hidden_state
+            m = mask.unsqueeze(-1).to(hidden.dtype)
+            return torch.nn.functional.normalize((hidden * m).sum(1) / m.sum(1).clamp(min=1e-9), dim=-1)
+
+    bert = st[0].auto_model.eval()
+    sample = st.tokenizer(["a b", "c"], return_tensors="pt", padding=True)
+    raw = path.with_suffix(f".{os.getpid()}.raw.onnx")
+    fused = path.with_suffix(f".{os.getpid()}.tmp")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            Pooled(bert), (sample["input_ids"], sample["attention_mask"]), str(raw), input_names=["ids", "mask"],
+            output_names=["vector"], dynamic_axes={"ids": {0: "batch", 1: "seq"}, "mask": {0: "batch", 1: "seq"}},
+            opset_version=17, dynamo=False,
+        )
+        config = bert.config
+        optimizer.optimize_model(str(raw), model_type="bert", num_heads=config.num_attention_heads,
+                                 hidden_size=config.hidden_size).save_model_to_file(str(fused))
+    raw.unlink()
+    os.replace(fused, path)
+
+
+class OnnxEmbedder:
+    """A mean-pooled sentence-transformers model on ONNX Runtime (CPU), float32."""
+
+    def __init__(self, model: str, cache_dir: str | Path | None = None, threads: int = 0) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        try:
+            import onnxruntime as ort
+            import torch
+            import transformers
+            from sentence_transformers import SentenceTransformer
+        except ImportError as e:
+            raise KgwalkError(f"query.encoder=onnx needs onnxruntime ({e}); install it or --set query.encoder=torch") from None
+        transformers.utils.logging.set_verbosity_error()
+        transformers.utils.logging.disable_progress_bar()
+        try:
+            st = SentenceTransformer(resolve_model(model), device="cpu")
+        except OSError as e:
+            raise KgwalkError(f"embed.model: cannot load {model!r}: {str(e).splitlines()[0]}") from None
+        modules = [type(m).__name__ for m in st]
+        if modules[:2] != ["Transformer", "Pooling"] or getattr(st[1], "pooling_mode", None) != "mean":
+            raise KgwalkError(f"query.encoder=onnx exports mean-pooled models; {model!r} is {' -> '.join(modules)} "
+                              "(--set query.encoder=torch)")
+        key = hashlib.sha256(f"{resolve_model(model)}|{torch.__version__}|{ort.__version__}".encode()).hexdigest()[:16]
+        cache_dir = cache_dir or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kgwalk" / "onnx"
+        path = Path(cache_dir) / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', model)}-{key}.onnx"
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _export(st, path)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads or os.cpu_count() or 1
+        self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        self.tokenizer = st.tokenizer
+        self.max_length = st.max_seq_length
+        self.name = model
+        self.dim = int(st.get_embedding_dimension())
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """(len(texts), dim) float32, unit-norm rows."""
+        out = np.zeros((len(texts), self.dim), np.float32)
+        order = np.argsort([len(t) for t in texts], kind="stable")  # batches of similar length pad little
+        for start in range(0, len(texts), BATCH):
+            rows = order[start:start + BATCH]
+            batch = self.tokenizer([texts[i] for i in rows], padding=True, truncation=True, max_length=self.max_length, return_tensors="np")
+            out[rows] = self.session.run(None, {"ids": batch["input_ids"].astype(np.int64), "mask": batch["attention_mask"].astype(np.int64)})[0]
+        return out
