@@ -56,31 +56,14 @@ def plain_loop(texts: list[str]) -> np.ndarray:
 def onnx_int8(texts: list[str], workdir: Path) -> np.ndarray:
     """Export MiniLM with mean pooling + normalization to ONNX, fuse, quantize weights to int8."""
     import onnxruntime as ort
-    import torch
     from onnxruntime.quantization import QuantType, quantize_dynamic
-    from onnxruntime.transformers import optimizer
     from sentence_transformers import SentenceTransformer
 
+    from kgwalk.embed.onnx import export_onnx
+
     st = SentenceTransformer(resolve_model(MODEL), device="cpu")
-
-    class Pooled(torch.nn.Module):
-        def __init__(self, bert: torch.nn.Module) -> None:
-            super().__init__()
-            self.bert = bert
-
-        def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-            hidden = self.bert(input_ids=ids, attention_mask=mask).last_hidden_state
-            m = mask.unsqueeze(-1).to(hidden.dtype)
-            return torch.nn.functional.normalize((hidden * m).sum(1) / m.sum(1), dim=-1)
-
-    sample = st.tokenizer(["a b", "c"], return_tensors="pt", padding=True)
-    fp32, fused, int8 = (str(workdir / n) for n in ("m.onnx", "fused.onnx", "int8.onnx"))
-    axes = {"ids": {0: "batch", 1: "seq"}, "mask": {0: "batch", 1: "seq"}}
-    torch.onnx.export(
-        Pooled(st[0].auto_model.eval()), (sample["input_ids"], sample["attention_mask"]), fp32,
-        input_names=["ids", "mask"], output_names=["vector"], dynamic_axes=axes, opset_version=17, dynamo=False,
-    )
-    optimizer.optimize_model(fp32, model_type="bert", num_heads=12, hidden_size=384).save_model_to_file(fused)
+    fused, int8 = (str(workdir / n) for n in ("fused.onnx", "int8.onnx"))
+    export_onnx(st, Path(fused))  # the query encoder's export, then int8 weights on top
     quantize_dynamic(fused, int8, weight_type=QuantType.QInt8, per_channel=True, extra_options={"DefaultTensorType": 1})
     options = ort.SessionOptions()
     options.intra_op_num_threads = os.cpu_count() or 1

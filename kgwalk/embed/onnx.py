@@ -26,7 +26,8 @@ from kgwalk.errors import KgwalkError
 BATCH = 64
 
 
-def _export(st, path: Path) -> None:
+def export_onnx(st, path: Path) -> None:
+    """A SentenceTransformer (Transformer -> mean pooling -> Normalize) as one fused ONNX graph at `path`."""
     import torch
     from onnxruntime.transformers import optimizer
 
@@ -85,7 +86,7 @@ class OnnxEmbedder:
         path = Path(cache_dir) / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', model)}-{key}.onnx"
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
-            _export(st, path)
+            export_onnx(st, path)
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads or os.cpu_count() or 1
         self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
