@@ -141,11 +141,12 @@ def retrieval_ablations(cfg, questions: dict[int, list[Question]], embedder) -> 
     variants = [("paper: dense nodes, cosine walks", plain, 3), ("hybrid nodes", hybrid, 3), ("hybrid + path prior", paths, 3)]
     variants += [(f"hybrid + path prior, k={k}", paths, k) for k in (1, 2, 4, 5)]
     variants += [("hybrid + path prior, budget 3 walks", paths + ["query.walk_budget=3"], 3)]
-    variants += [("paper, k=5", plain, 5)]
+    variants += [("paper, k=5", plain, 5), ("hybrid + path prior, torch question encoder", paths + ["query.encoder=torch"], 3)]
     rows, latency = [], {}
     for name, overrides, k in variants:
         run_cfg = load_config(None, overrides + [f"query.k_nodes={k}", f"query.k_walks={k}"], name=cfg.name, warehouse=cfg.warehouse)
-        retriever = Retriever(run_cfg, embedder=embedder)
+        # one shared question encoder (ONNX, the default) except where the variant names another
+        retriever = Retriever(run_cfg, embedder=None if any(o.startswith("query.encoder") for o in overrides) else embedder)
         retriever.warm_up()
         row = {"part": "B retrieval", "variant": name}
         for h, qs in questions.items():
