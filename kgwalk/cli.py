@@ -8,7 +8,7 @@ import json
 import sys
 
 from kgwalk.config import Config, load_config
-from kgwalk.errors import BusyError, KgwalkError
+from kgwalk.errors import BusyError, KgwalkError, QualityGateFailed
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -222,6 +222,9 @@ def main(argv: list[str] | None = None) -> None:
     except BusyError as e:
         print(f"kgwalk: busy: {e}", file=sys.stderr)
         code = 75  # EX_TEMPFAIL: schedulers may retry
+    except QualityGateFailed as e:
+        print(f"kgwalk: {e}", file=sys.stderr)
+        code = 3  # the data, not the command, is wrong: previous versions stay current
     except KgwalkError as e:
         print(f"kgwalk: error: {e}", file=sys.stderr)
         code = 2

@@ -35,6 +35,17 @@ class IngestConf:
 
 
 @dataclass
+class QualityConf:
+    """Data-quality gates: each stage validates its output before committing it."""
+
+    gates: bool = True
+    max_rejected_ratio: float = 0.05  # of the records read by ingest
+    relations: list[str] = field(default_factory=list)  # the known relation vocabulary; empty = any
+    max_text_length: int = 10_000  # characters of a sentence
+    max_fallback_ratio: float = 0.2  # LLM verbalizers: sentences that fell back to the template
+
+
+@dataclass
 class SparkConf:
     master: str = "local[*]"
     app_name: str = "kgwalk"
@@ -175,6 +186,7 @@ class Config:
     warehouse: str = "warehouse"
     kg: KgConf = field(default_factory=KgConf)
     ingest: IngestConf = field(default_factory=IngestConf)
+    quality: QualityConf = field(default_factory=QualityConf)
     spark: SparkConf = field(default_factory=SparkConf)
     walks: WalksConf = field(default_factory=WalksConf)
     verbalize: VerbalizeConf = field(default_factory=VerbalizeConf)

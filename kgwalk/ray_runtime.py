@@ -75,12 +75,15 @@ def pool_size(configured: int) -> int:
     return configured or max(1, cluster_cpus() - 1)
 
 
-def write_dataset(ds, path: str, schema, each: Callable[[pa.Table], pa.Table] | None = None) -> int:
+def write_dataset(
+    ds, path: str, schema, each: Callable[[pa.Table], pa.Table] | None = None, before_commit: Callable[[], object] | None = None
+) -> int:
     """Stream a Ray Dataset's output into a Delta table (one commit); returns rows written.
-    `each` sees every output batch on the driver and returns what to write of it."""
+    `each` sees every output batch on the driver and returns what to write of it;
+    `before_commit` (a quality gate) runs after the last batch and raises to stop the commit."""
     from kgwalk.storage import write_table
 
-    written = 0
+    written, stopped = 0, []
 
     def batches():
         nonlocal written
@@ -88,8 +91,19 @@ def write_dataset(ds, path: str, schema, each: Callable[[pa.Table], pa.Table] | 
             batch = each(batch) if each else batch
             written += batch.num_rows
             yield from batch.cast(schema).to_batches()
+        if before_commit is not None:
+            try:
+                before_commit()
+            except BaseException as e:  # delta-rs wraps it in its own error; re-raised as is below
+                stopped.append(e)
+                raise
 
-    write_table(path, batches(), schema=schema)
+    try:
+        write_table(path, batches(), schema=schema)
+    except Exception:
+        if stopped:
+            raise stopped[0] from None
+        raise
     return written
 
 

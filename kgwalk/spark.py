@@ -11,13 +11,14 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from kgwalk.config import SparkConf
+from kgwalk.quality.checks import merge_summaries
 from kgwalk.storage import commit_files, current_files, open_table
 
 
@@ -76,27 +77,69 @@ def read_delta(spark, path: str):
 ROW_GROUP_ROWS = 1 << 20
 
 
-def write_delta(df, path: str, schema: pa.Schema, metadata: dict[str, Any] | None = None) -> None:
-    """Overwrite a Delta table with a DataFrame.
+class RowGate(Protocol):
+    """A quality gate over rows made by Spark tasks: `summarize` runs in the tasks on each Arrow
+    batch (it must pickle), `check` on the driver with the merged summary, raising to stop the commit."""
+
+    def summarize(self, batch: pa.RecordBatch) -> pa.Table: ...
+
+    def check(self, summary: pa.Table | None) -> object: ...  # None: no rows at all
+
+
+def _ipc(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def _check(gate: RowGate, summaries: list[bytes]) -> None:
+    parts = [pa.ipc.open_stream(s).read_all() for s in summaries if s]
+    gate.check(merge_summaries(parts) if parts else None)
+
+
+def _check_frame(gate: RowGate, df) -> None:
+    """A gate over a DataFrame's rows: summarized in its tasks, checked on the driver."""
+
+    def summarize(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        parts = [gate.summarize(b) for b in batches if b.num_rows]
+        if parts:
+            yield pa.RecordBatch.from_pydict({"summary": [_ipc(merge_summaries(parts))]})
+
+    _check(gate, [row.summary for row in df.mapInArrow(summarize, "summary binary").collect()])
+
+
+def write_delta(df, path: str, schema: pa.Schema, metadata: dict[str, Any] | None = None, gate: RowGate | None = None) -> None:
+    """Overwrite a Delta table with a DataFrame; `gate` sees the rows before the commit.
 
     Without delta-spark, executors write Parquet into a fresh folder inside the table and the
     driver commits those very files through delta-rs: no copy, and until the commit readers see
-    the previous version.
+    the previous version. With delta-spark the write is the commit, so the rows are cached and
+    checked before it.
     """
-    if has_delta_spark(df.sparkSession):
+    spark = df.sparkSession
+    if has_delta_spark(spark):
+        if gate is not None:
+            df = df.persist()
+            _check_frame(gate, df)
         writer = df.write.format("delta").mode("overwrite").option("overwriteSchema", "true")
         if metadata:
             writer = writer.option("userMetadata", json.dumps(metadata, sort_keys=True))
         writer.save(path)
+        df.unpersist()
         return
     with _new_files(path) as folder:
         df.write.mode("errorifexists").parquet(f"{path.rstrip('/')}/{folder}")
-        commit_files(path, [f"{folder}/{f.name}" for f in sorted((Path(path) / folder).glob("*.parquet"))], schema, metadata)
+        files = [f"{folder}/{f.name}" for f in sorted((Path(path) / folder).glob("*.parquet"))]
+        if gate is not None:
+            _check_frame(gate, spark.read.parquet(*(f"{path.rstrip('/')}/{f}" for f in files)))
+        commit_files(path, files, schema, metadata)
 
 
 def write_delta_from_arrow(source, produce: Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]],
-                           path: str, schema: pa.Schema, metadata: dict[str, Any] | None = None) -> None:
-    """Overwrite a Delta table with what `produce` makes of each partition of `source`.
+                           path: str, schema: pa.Schema, metadata: dict[str, Any] | None = None, gate: RowGate | None = None) -> None:
+    """Overwrite a Delta table with what `produce` makes of each partition of `source`; `gate`
+    summarizes each batch in the task that makes it and checks the whole before the commit.
 
     Without delta-spark each task writes its Arrow output straight to a Parquet file with pyarrow
     and returns only the file's name: the output never crosses into the JVM (converting list
@@ -105,13 +148,13 @@ def write_delta_from_arrow(source, produce: Callable[[Iterator[pa.RecordBatch]],
     """
     spark = source.sparkSession
     if has_delta_spark(spark):
-        write_delta(source.mapInArrow(produce, from_arrow_schema(schema)), path, schema, metadata)
+        write_delta(source.mapInArrow(produce, from_arrow_schema(schema)), path, schema, metadata, gate)
         return
     with _new_files(path) as folder:
         target = f"{path.rstrip('/')}/{folder}"
 
         def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-            name, writer, pending = f"part-{uuid.uuid4().hex}.parquet", None, []
+            name, writer, pending, summaries = f"part-{uuid.uuid4().hex}.parquet", None, [], []
 
             def flush() -> None:
                 nonlocal writer
@@ -123,16 +166,21 @@ def write_delta_from_arrow(source, produce: Callable[[Iterator[pa.RecordBatch]],
 
             for batch in produce(batches):
                 pending.append(batch)
+                if gate is not None and batch.num_rows:
+                    summaries.append(gate.summarize(batch))
                 if sum(b.num_rows for b in pending) >= ROW_GROUP_ROWS:  # few large row groups compress well
                     flush()
             if pending:
                 flush()
             if writer is not None:
                 writer.close()
-                yield pa.RecordBatch.from_pydict({"file": [f"{folder}/{name}"]})
+                summary = _ipc(merge_summaries(summaries)) if summaries else b""
+                yield pa.RecordBatch.from_pydict({"file": [f"{folder}/{name}"], "summary": [summary]})
 
-        files = [row.file for row in source.mapInArrow(write, "file string").collect()]
-        commit_files(path, files, schema, metadata)
+        written = source.mapInArrow(write, "file string, summary binary").collect()
+        if gate is not None:
+            _check(gate, [row.summary for row in written])
+        commit_files(path, [row.file for row in written], schema, metadata)
 
 
 @contextmanager

@@ -73,7 +73,12 @@ def run_ingest(cfg: Config) -> IngestResult:
 
     if not cfg.kg.path:
         raise KgwalkError("no KG file given: pass --kg FILE or set kg.path in conf")
-    result = timed("ingest", lambda: ingest(cfg.kg.path, cfg.root, cfg.kg.format, cfg.ingest.max_label_length), lambda r: r.summary())
+    check = None
+    if cfg.quality.gates:
+        from kgwalk.quality import gate_ingest
+
+        check = lambda r: gate_ingest(cfg, r)  # noqa: E731
+    result = timed("ingest", lambda: ingest(cfg.kg.path, cfg.root, cfg.kg.format, cfg.ingest.max_label_length, check), lambda r: r.summary())
     for table, version in versions(cfg, KG_TABLES).items():
         record(cfg, table, version, {"source": str(cfg.kg.path)})
     return result

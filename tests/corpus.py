@@ -27,8 +27,11 @@ MODEL = "hashing-64"
 
 
 def config(warehouse: Path, kg: Path | None = None, overrides: list[str] | None = None) -> Config:
+    """The refresh tests' config. Their small change sets remove missing edges on purpose, a high
+    share of the set: the rejected-ratio gate allows half (tests/test_quality.py goes beyond)."""
     values = {"kg.path": str(kg)} if kg else {}
-    return load_config(None, [f"embed.model={MODEL}", *(overrides or [])], name="t", warehouse=str(warehouse), **values)
+    base = [f"embed.model={MODEL}", "quality.max_rejected_ratio=0.5"]
+    return load_config(None, base + list(overrides or []), name="t", warehouse=str(warehouse), **values)
 
 
 def walks_in_process(cfg: Config) -> None:

@@ -34,7 +34,7 @@ def refresh_cli(cfg, changes: Path, crash_at: str | None = None, wait: bool = Tr
     if crash_at:
         env[CRASH_ENV] = crash_at
     args = [sys.executable, "-m", "kgwalk.cli", "refresh", "--warehouse", cfg.warehouse, "--name", cfg.name,
-            "--set", f"embed.model={MODEL}", "--changes", str(changes)]
+            "--set", f"embed.model={MODEL}", "--set", "quality.max_rejected_ratio=0.5", "--changes", str(changes)]
     if not wait:
         return subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     return subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)

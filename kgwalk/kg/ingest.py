@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,9 +95,15 @@ def build_tables(read: ReadResult, source: str) -> IngestResult:
     )
 
 
-def ingest(path: str | Path, root: str | Path, fmt: str = "auto", max_label_length: int = 1000) -> IngestResult:
-    """Read a KG file and write its canonical tables under `root` (one Delta table per folder)."""
+def ingest(
+    path: str | Path, root: str | Path, fmt: str = "auto", max_label_length: int = 1000,
+    check: Callable[[IngestResult], object] | None = None,
+) -> IngestResult:
+    """Read a KG file and write its canonical tables under `root` (one Delta table per folder).
+    `check` (the quality gate) sees the tables first and raises to write none of them."""
     result = build_tables(read_kg(path, fmt, max_label_length), str(path))
+    if check is not None:
+        check(result)
     root = Path(root)
     for name in ("entities", "relations", "edges", "rejected"):
         write_table(root / name, getattr(result, name))

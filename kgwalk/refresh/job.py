@@ -106,6 +106,11 @@ def apply_kg(cfg: Config, path: str, fmt: str, snapshot: bool) -> KgUpdate | Non
     update = (snapshot_update if snapshot else apply_changes)(old, read, str(path))
     if not update.tables.edges.num_rows:
         raise KgwalkError(f"{path}: the change would leave the KG without edges; refusing")
+    if cfg.quality.gates:
+        from kgwalk.quality import gate_kg
+
+        t = update.tables
+        gate_kg(cfg, t.entities, t.relations, t.edges, len(read.triples) + len(read.rejected), update.rejected.num_rows)
     meta = {"change": change_id}
     if update.rejected.num_rows and commit_metadata(cfg.table("rejected")) != meta:
         write_table(cfg.table("rejected"), update.rejected, mode="append", metadata=meta)
@@ -150,6 +155,10 @@ def refresh_walks(cfg: Config, state: dict[str, TableState], report: RefreshRepo
     touched = isin(old.column("root"), roots)
     before = old.filter(pa.array(touched))
     walks = pa.concat_tables([old.filter(pa.array(~touched)), fresh.cast(WALKS_SCHEMA)])
+    if cfg.quality.gates:
+        from kgwalk.quality import gate_walks
+
+        gate_walks(cfg, walks)
     crashpoint("walks.computed")
     version = write_table(cfg.table("walks"), walks, metadata=reflects)
     crashpoint("walks.written")
@@ -182,6 +191,10 @@ def refresh_texts(cfg: Config, state: dict[str, TableState], report: RefreshRepo
     old = read_version(cfg.table("texts"), base)
     keep = isin(old.column("walk_id"), walks.column("walk_id").to_numpy()) & ~isin(old.column("walk_id"), todo.column("walk_id").to_numpy())
     texts = pa.concat_tables([old.filter(pa.array(keep)), *parts])
+    if cfg.quality.gates:
+        from kgwalk.quality import gate_texts, summarize, text_checks
+
+        gate_texts(cfg, [summarize(text_checks(texts), "walk_id")])
     version = write_table(cfg.table("texts"), texts.cast(TEXTS_SCHEMA), metadata=reflects)
     crashpoint("texts.written")
     record(cfg, "texts", version, reflects)

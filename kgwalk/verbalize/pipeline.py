@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 
 from kgwalk.config import Config, VerbalizeConf
 from kgwalk.kg.ids import hash64
+from kgwalk.quality import gate_texts, summarize, text_checks
 from kgwalk.ray_runtime import init_ray, pool_size, read_delta, write_dataset
 from kgwalk.storage import open_table, read_table
 from kgwalk.verbalize.base import check_verbalize_conf, make_verbalizer
@@ -83,11 +84,14 @@ class SentenceSink:
     cache: str | None
     verbalizer_key: int = 0
     sources: Counter = field(default_factory=Counter)
+    checks: list[pa.Table] | None = None  # the quality gate's summaries of the batches, when gates are on
     _keys: list[pa.Array] = field(default_factory=list)
     _texts: list[pa.Array] = field(default_factory=list)
 
     def __call__(self, batch: pa.Table) -> pa.Table:
         source = batch.column("source")
+        if self.checks is not None:
+            self.checks.append(summarize(text_checks(batch), "walk_id"))
         self.sources.update(dict(zip(*np.unique(source.to_numpy(zero_copy_only=False), return_counts=True))))
         if self.cache:
             # asked of the model in this run: its sentence, or null where its reply was unusable
@@ -146,6 +150,12 @@ def verbalize_walks(cfg: Config) -> SentenceSink:
             num_cpus=0 if conf.num_gpus else 1,
             num_gpus=conf.num_gpus,
         )
-    write_dataset(ds, cfg.table("texts"), TEXTS_SCHEMA, sink)
-    sink.flush()
+    before_commit = None
+    if cfg.quality.gates:
+        sink.checks = []
+        before_commit = lambda: gate_texts(cfg, sink.checks)  # noqa: E731
+    try:
+        write_dataset(ds, cfg.table("texts"), TEXTS_SCHEMA, sink, before_commit)
+    finally:
+        sink.flush()  # sentences the model made are kept even when the gate stops the commit
     return sink

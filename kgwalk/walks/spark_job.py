@@ -100,6 +100,15 @@ def _partitions(cfg: Config, spark) -> int:
     return cfg.spark.partitions or 2 * spark.sparkContext.defaultParallelism
 
 
+def _gate(cfg: Config, spark):
+    """The walks' quality gate (quality.gates): checked in the tasks, validated before the commit."""
+    if not cfg.quality.gates:
+        return None
+    from kgwalk.quality import walks_gate
+
+    return walks_gate(cfg, spark)
+
+
 def _written(cfg: Config) -> int:
     return open_table(cfg.table("walks")).to_pyarrow_dataset().count_rows()
 
@@ -111,7 +120,7 @@ def _memory_engine(cfg: Config, spark) -> WalksResult:
     partitions = _partitions(cfg, spark)
     slices = spark.range(partitions, numPartitions=partitions)  # one slice number per task
     produce = _walk_partitions(graph_bc, None, spec, partitions, cfg.walks.roots_per_batch, cfg.walks.max_paths_per_batch)
-    write_delta_from_arrow(slices, produce, cfg.table("walks"), WALKS_SCHEMA)
+    write_delta_from_arrow(slices, produce, cfg.table("walks"), WALKS_SCHEMA, gate=_gate(cfg, spark))
     graph_bc.unpersist()
     return WalksResult(walks=_written(cfg), roots=graph.num_nodes, engine="memory", spark_partitions=partitions)
 
@@ -121,7 +130,7 @@ def _join_engine(cfg: Config, spark) -> WalksResult:
     entities = read_delta(spark, cfg.table("entities"))
     partitions = _partitions(cfg, spark)
     walks = join_walks(spark, read_delta(spark, cfg.table("edges")), entities.repartition(partitions), spec)
-    write_delta(walks, cfg.table("walks"), WALKS_SCHEMA)
+    write_delta(walks, cfg.table("walks"), WALKS_SCHEMA, gate=_gate(cfg, spark))
     return WalksResult(walks=_written(cfg), roots=entities.count(), engine="join", spark_partitions=partitions)
 
 

@@ -1,0 +1,88 @@
+"""What the data-quality gates cost, on the 1M-edge synthetic KG, in one run.
+
+Each guarded stage (ingest, walks, verbalize) runs with `quality.gates` off and on, alternately,
+`--repeats` times on the same warehouse; the table gives the median stage time both ways, the
+median seconds GX spent validating (from the gate reports), and the ratio to the ungated stage.
+The target (issue 7) is a gate under 10% of the stage it guards.
+
+    .venv/bin/python bench/quality.py [--edges 1M] [--repeats 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from report import save_report  # noqa: E402
+
+from kgwalk.config import load_config  # noqa: E402
+from kgwalk.kg.synth import parse_size, write_synth  # noqa: E402
+from kgwalk.stages import run_ingest, run_verbalize, run_walks  # noqa: E402
+
+STAGES = {"ingest": (run_ingest, ["ingest", "entities", "relations", "edges"]), "walks": (run_walks, ["walks"]), "verbalize": (run_verbalize, ["texts"])}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--edges", default="1M")
+    ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--warehouse", default="/tmp/kgwalk-bench/quality")
+    ap.add_argument("--stages", default=",".join(STAGES), help="comma-separated, in order (each needs the ones before it built)")
+    args = ap.parse_args()
+    kg = REPO / "data" / "synth" / f"synth_{args.edges.lower()}.parquet"
+    if not kg.exists():
+        write_synth(str(kg), parse_size(args.edges), 0)
+    base = ["spark.master=local[2]", "ray.num_cpus=2"]
+    start = time.perf_counter()
+    import great_expectations  # noqa: F401  (once per process: reported apart from the stages)
+
+    import_seconds = time.perf_counter() - start
+
+    rows = []
+    for stage in args.stages.split(","):
+        run, reports = STAGES[stage]
+        seconds: dict[bool, list[float]] = {False: [], True: []}
+        validate: list[float] = []
+        for _ in range(args.repeats):
+            for gates in (False, True):
+                cfg = load_config(None, base + [f"quality.gates={str(gates).lower()}"], name="synth", warehouse=args.warehouse, **{"kg.path": str(kg)})
+                start = time.perf_counter()
+                result = run(cfg)
+                seconds[gates].append(time.perf_counter() - start)
+                if gates:
+                    validate.append(sum(json.loads((cfg.root / "_quality" / f"{r}.json").read_text())["kgwalk"]["seconds"] for r in reports))
+        off, on, gx = (statistics.median(x) for x in (seconds[False], seconds[True], validate))
+        size = result.edges.num_rows if stage == "ingest" else result.walks if stage == "walks" else result
+        rows.append((stage, size, off, on, gx))
+        print(f"{stage}: off {off:.1f} s, on {on:.1f} s, GX {gx:.2f} s", flush=True)
+
+    body = [
+        "| stage | rows checked | stage, gates off (s) | stage, gates on (s) | gate cost (on - off) | GX validation (s) | gate cost / stage |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for stage, size, off, on, gx in rows:
+        body.append(f"| {stage} | {size:,} | {off:.1f} | {on:.1f} | {on - off:+.1f} | {gx:.2f} | {(on - off) / off:.1%} |")
+    save_report(
+        "quality",
+        "Data-quality gates: cost per guarded stage (synthetic KG)",
+        [
+            f"- KG: `kgwalk synth --edges {args.edges}` (seed 0); default walk spec; template verbalizer",
+            f"- each stage run {args.repeats}x with `quality.gates` off and on, alternately, on the same warehouse; medians",
+            "- GX validation: the seconds the gates' reports record (building the check columns is in the stage time)",
+            f"- `import great_expectations`: {import_seconds:.1f} s once per process, before the runs (a one-stage job pays it once)",
+            "- Spark local[2] (a session per walks run, as in a build), Ray with 2 CPUs",
+        ],
+        body,
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,109 @@
+"""Data-quality gates: each stage validates what it is about to commit, and commits nothing when
+a gate fails (`quality.gates`, on by default).
+
+- ingest: `entities`, `relations`, `edges` and the rejected-record ratio, before any table is written;
+- walks: every walk (length, arrays, root, known nodes and relations, no hub passed through),
+  summarized by the Spark tasks that make the walks, validated before the Delta commit;
+- verbalize: every sentence (non-empty, bounded, known source, fallback ratio), before the commit;
+- refresh: the same gates on the KG tables a change set makes and on the whole walks and texts
+  tables it is about to write.
+
+Suites live in `suites.py`, the per-row check columns in `checks.py`, the GX runner in `gate.py`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from kgwalk.quality.checks import WALK_CHECKS_SCHEMA, WalkReference, ingest_checks, merge_summaries, summarize, text_checks, walk_checks
+from kgwalk.quality.gate import GateResult, QualityGateFailed, enforce, validate
+
+if TYPE_CHECKING:
+    from kgwalk.config import Config
+    from kgwalk.kg.ingest import IngestResult
+
+__all__ = ["GateResult", "QualityGateFailed", "WalksGate", "gate_ingest", "gate_kg", "gate_texts", "gate_walks", "summarize", "text_checks", "walk_reference", "walks_gate"]
+
+
+_EMPTY_TEXTS = pa.table({"walk_id": pa.array([], pa.int64()), "text": pa.array([], pa.string()), "source": pa.array([], pa.string())})
+
+
+def _run(cfg: Config, gates: list[tuple[str, Any, Any, str | None, bool]]) -> list[GateResult]:
+    """Validate (name, frame, suite, id column, frame is a summary) each, log, then raise once."""
+    from kgwalk.stages import log
+
+    results = [validate(name, frame, suite, cfg.root / "_quality", id_column, summary) for name, frame, suite, id_column, summary in gates]
+    for r in results:
+        verdict = "passed" if r.success else "FAILED"
+        log(f"quality: {r.name} {verdict} ({r.rows:,} rows) in {r.seconds:.2f} s; report {r.report.with_suffix('.html')}")
+    enforce(results)
+    return results
+
+
+def gate_ingest(cfg: Config, result: IngestResult) -> list[GateResult]:
+    """Validate an ingest's tables before they are written."""
+    return gate_kg(cfg, result.entities, result.relations, result.edges, result.lines_read, result.rejected.num_rows)
+
+
+def gate_kg(cfg: Config, entities: pa.Table, relations: pa.Table, edges: pa.Table, records_read: int, rejected: int) -> list[GateResult]:
+    """Validate the KG tables about to be written (by ingest, or by a refresh's change set)."""
+    from kgwalk.quality.suites import ingest_suites
+
+    rows = ingest_checks(entities, relations, edges, records_read, rejected)
+    suites = ingest_suites(cfg)
+    ids = {"entities": "key", "relations": "key", "edges": "src"}
+    return _run(cfg, [("ingest", rows["ingest"], suites["ingest"], None, False)]
+                + [(name, summarize(rows[name], id_column), suites[name], id_column, True) for name, id_column in ids.items()])
+
+
+def walk_reference(cfg: Config) -> WalkReference:
+    """The KG's entities, hubs and relations, read from the ingested tables."""
+    from kgwalk.storage import read_table
+
+    edges = read_table(cfg.table("edges"), ["src", "dst"], what="ingest")
+    entities = read_table(cfg.table("entities"), ["id"], what="ingest")
+    relations = read_table(cfg.table("relations"), ["id"], what="ingest")
+    return WalkReference.from_tables(edges, entities, relations, cfg.walks.direction, cfg.walks.hub_degree)
+
+
+@dataclass
+class WalksGate:
+    """The walks' gate for Spark writers (`kgwalk.spark.RowGate`): each task summarizes the walks
+    it makes against the broadcast reference; the driver validates the merged summary."""
+
+    cfg: Config
+    reference: Any  # a Spark broadcast of WalkReference
+
+    def summarize(self, batch: pa.RecordBatch) -> pa.Table:
+        return summarize(walk_checks(batch, self.reference.value), "walk_id")
+
+    def check(self, summary: pa.Table | None) -> list[GateResult]:
+        from kgwalk.quality.suites import walks_suite
+
+        if summary is None:
+            summary = summarize(WALK_CHECKS_SCHEMA.empty_table(), "walk_id")
+        return _run(self.cfg, [("walks", summary, walks_suite(self.cfg), "walk_id", True)])
+
+
+def walks_gate(cfg: Config, spark) -> WalksGate:
+    return WalksGate(cfg, spark.sparkContext.broadcast(walk_reference(cfg)))
+
+
+def gate_walks(cfg: Config, walks: pa.Table) -> list[GateResult]:
+    """Validate walks held as Arrow (e.g. a refresh's recomputed walks)."""
+    from kgwalk.quality.suites import walks_suite
+
+    summary = summarize(walk_checks(walks, walk_reference(cfg)), "walk_id")
+    return _run(cfg, [("walks", summary, walks_suite(cfg), "walk_id", True)])
+
+
+def gate_texts(cfg: Config, summaries: list[pa.Table]) -> list[GateResult]:
+    """Validate the summaries (`summarize(text_checks(batch), "walk_id")`) of every sentence a
+    stage is about to commit."""
+    from kgwalk.quality.suites import texts_suite
+
+    summary = merge_summaries(summaries) if summaries else summarize(text_checks(_EMPTY_TEXTS), "walk_id")
+    return _run(cfg, [("texts", summary, texts_suite(cfg), "walk_id", True)])
