@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 from dataclasses import asdict
 import json
 import sys
@@ -216,6 +217,18 @@ def run(argv: list[str] | None = None) -> int:
     return 0
 
 
+_DISK_ERRNOS = {errno.ENOSPC: "no space left on device", errno.EDQUOT: "disk quota exceeded", errno.EROFS: "read-only file system", errno.EACCES: "permission denied"}
+
+
+def _disk_error(e: BaseException) -> str | None:
+    """What a storage failure mid-stage was, in words, or None for anything else. delta-rs and
+    Arrow report the OS error inside their own exception's text, so match that too."""
+    if isinstance(e, OSError) and e.errno in _DISK_ERRNOS:
+        return f"{_DISK_ERRNOS[e.errno]}" + (f" writing {e.filename}" if e.filename else "")
+    text = str(e)
+    return next((words for words in _DISK_ERRNOS.values() if words in text.lower()), None)
+
+
 def main(argv: list[str] | None = None) -> None:
     try:
         code = run(argv)
@@ -231,6 +244,11 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         print("kgwalk: interrupted", file=sys.stderr)
         code = 130
+    except Exception as e:
+        if not _disk_error(e):
+            raise  # a bug: keep its traceback
+        print(f"kgwalk: error: {_disk_error(e)}; the table being written keeps its previous version: make room or fix the path, then rerun", file=sys.stderr)
+        code = 74  # EX_IOERR
     sys.exit(code)
 
 

@@ -133,6 +133,8 @@ class IndexConf:
     api_key_env: str = "QDRANT_API_KEY"
     hnsw_m: int = 16
     upsert_batch: int = 2048
+    max_retries: int = 5  # server backend: retries of a failed request (connection errors, 429, 5xx)
+    retry_backoff_s: float = 0.5  # first wait; doubles per retry, with jitter
 
 
 @dataclass

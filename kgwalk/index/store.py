@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
+import time
 import uuid
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -222,7 +225,7 @@ class ServerStore:
     visible without its node.
     """
 
-    def __init__(self, location: str, api_key: str | None = None) -> None:
+    def __init__(self, location: str, api_key: str | None = None, max_retries: int = 5, retry_backoff_s: float = 0.5) -> None:
         from qdrant_client import QdrantClient
 
         if location.startswith(("http://", "https://")):
@@ -231,12 +234,34 @@ class ServerStore:
             self.client = QdrantClient(location=":memory:")
         else:
             self.client = QdrantClient(path=location)
+        self.location, self.max_retries, self.retry_backoff_s = location, max_retries, retry_backoff_s
         self._building: dict[str, str] = {}
         self._in_place = False
 
+    def _call(self, what: str, fn: Callable[[], Any]) -> Any:
+        """One request, retried with exponential backoff and jitter on what may pass (connection
+        errors, timeouts, 429, 5xx); then one clear error. Nothing is switched until `commit`,
+        and refresh upserts are idempotent, so rerunning the command resumes."""
+        from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
+
+        for attempt in range(self.max_retries + 1):
+            try:
+                return fn()
+            except (ResponseHandlingException, UnexpectedResponse) as e:
+                status = getattr(e, "status_code", None)
+                if status is not None and status != 429 and status < 500:
+                    raise KgwalkError(f"Qdrant at {self.location} refused {what}: HTTP {status} {getattr(e, 'reason_phrase', '')}".rstrip()) from None
+                reason = f"HTTP {status}" if status is not None else str(getattr(e, "source", e)) or type(e).__name__
+                if attempt == self.max_retries:
+                    raise KgwalkError(
+                        f"Qdrant at {self.location} failed {what} {attempt + 1} times ({reason}); the live index is "
+                        "unchanged: rerun the command when the server is back (index.max_retries)"
+                    ) from None
+                time.sleep(self.retry_backoff_s * 2**attempt * random.uniform(0.5, 1.5))
+
     def _live(self, alias: str) -> str | None:
         """The physical collection behind an alias, if any."""
-        for a in self.client.get_aliases().aliases:
+        for a in self._call("reading aliases", self.client.get_aliases).aliases:
             if a.alias_name == alias:
                 return a.collection_name
         return None
@@ -250,17 +275,27 @@ class ServerStore:
 
         if self._in_place:
             raise RuntimeError("a refresh updates collections in place; it cannot create one")
+        self._drop_unfinished(collection)
         physical = f"{collection}__{uuid.uuid4().hex[:12]}"
-        self.client.create_collection(
+        self._call(f"creating {physical}", lambda: self.client.create_collection(
             physical,
             vectors_config=models.VectorParams(size=dim, distance=models.Distance.COSINE),
             hnsw_config=models.HnswConfigDiff(m=hnsw_m if graph else 0),
-        )
+        ))
         if not graph:
             with warnings.catch_warnings():  # local mode says payload indexes are no-ops there
                 warnings.simplefilter("ignore", UserWarning)
-                self.client.create_payload_index(physical, ROOT_FIELD, models.PayloadSchemaType.INTEGER)
+                self._call(f"indexing {physical}", lambda: self.client.create_payload_index(physical, ROOT_FIELD, models.PayloadSchemaType.INTEGER))
         self._building[collection] = physical
+
+    def _drop_unfinished(self, collection: str) -> None:
+        """Physical collections of an earlier build of `collection` that never went live (it
+        failed or was killed before `commit`); the writer lock means no build is filling them."""
+        live = self._live(collection)
+        names = [c.name for c in self._call("listing collections", self.client.get_collections).collections]
+        for name in names:
+            if name.startswith(f"{collection}__") and name != live:
+                self._call(f"dropping {name}", lambda name=name: self.client.delete_collection(name))
 
     def _target(self, collection: str) -> str:
         return self._building.get(collection, collection)
@@ -268,20 +303,18 @@ class ServerStore:
     def upsert(self, collection: str, ids: np.ndarray, vectors: np.ndarray, payloads: list[dict[str, Any]]) -> None:
         from qdrant_client import models
 
-        self.client.upsert(
-            self._target(collection),
-            points=models.Batch(ids=point_ids(ids), vectors=vectors.tolist(), payloads=payloads),
-            wait=True,
-        )
+        batch = models.Batch(ids=point_ids(ids), vectors=vectors.tolist(), payloads=payloads)
+        self._call(f"upserting {len(ids):,} points", lambda: self.client.upsert(self._target(collection), points=batch, wait=True))
 
     def delete(self, collection: str, ids: np.ndarray) -> None:
         from qdrant_client import models
 
         if len(ids):
-            self.client.delete(self._target(collection), points_selector=models.PointIdsList(points=point_ids(ids)), wait=True)
+            selector = models.PointIdsList(points=point_ids(ids))
+            self._call(f"deleting {len(ids):,} points", lambda: self.client.delete(self._target(collection), points_selector=selector, wait=True))
 
     def retrieve(self, collection: str, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
-        records = self.client.retrieve(self._target(collection), ids=point_ids(ids), with_payload=True, with_vectors=True)
+        records = self._call("retrieving points", lambda: self.client.retrieve(self._target(collection), ids=point_ids(ids), with_payload=True, with_vectors=True))
         return _order_records(ids, [(r.id, r.vector, r.payload) for r in records])
 
     def finish(self, collection: str) -> None:
@@ -298,9 +331,9 @@ class ServerStore:
                 old.append(live)
             switch.append(models.CreateAliasOperation(create_alias=models.CreateAlias(collection_name=physical, alias_name=alias)))
         if switch:
-            self.client.update_collection_aliases(change_aliases_operations=switch)
+            self._call("switching aliases", lambda: self.client.update_collection_aliases(change_aliases_operations=switch))
         for name in old:
-            self.client.delete_collection(name)
+            self._call(f"dropping {name}", lambda name=name: self.client.delete_collection(name))
         self._building.clear()
         self._in_place = False
 
@@ -330,7 +363,7 @@ def open_store(cfg: Config) -> VectorStore:
     if cfg.index.backend == "server":
         if not cfg.index.url:
             raise KgwalkError("index.url must be set for the server backend, e.g. http://localhost:6333 (conf/cluster.yaml takes it from QDRANT_URL)")
-        return ServerStore(cfg.index.url, os.environ.get(cfg.index.api_key_env))
+        return ServerStore(cfg.index.url, os.environ.get(cfg.index.api_key_env), cfg.index.max_retries, cfg.index.retry_backoff_s)
     raise KgwalkError(f"index.backend must be 'edge' or 'server', got {cfg.index.backend!r}")
 
 

@@ -22,7 +22,7 @@ from typing import Any
 import pyarrow as pa
 
 from kgwalk.config import Config
-from kgwalk.errors import BusyError
+from kgwalk.errors import BusyError, KgwalkError
 from kgwalk.storage import read_table, table_exists, write_table
 from kgwalk.verbalize.llm import verbalizer_key
 
@@ -81,8 +81,11 @@ def writer_lock(cfg: Config, what: str) -> Iterator[None]:
     holder dies, even by SIGKILL, so a crashed run never blocks the next one. The file says who
     holds it, for the refusal message."""
     path = cfg.root / "_writer.lock"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:  # also the check that the warehouse is writable, before any work starts
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as e:
+        raise KgwalkError(f"cannot write to the warehouse {cfg.root}: {e.strerror}; pass --warehouse (conf: warehouse) a writable folder") from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
