@@ -43,7 +43,7 @@ def test_hub_degrees_agree_with_the_walk_engine(direction):
     graph = graph_from(TRIPLES, direction)
     ref = WalkReference.from_tables(t.edges, t.entities, t.relations, direction, 1)
     engine_hubs = graph.node_ids[graph.degree > 1]
-    assert sorted(ref.entity_ids[ref.hub]) == sorted(engine_hubs)
+    assert sorted(ref.entities.ids[ref.hub]) == sorted(engine_hubs)
 
 
 def walk(nodes, rels, steps=None, root=None):
@@ -245,3 +245,40 @@ def test_refresh_change_set_with_too_many_bad_lines_changes_nothing(tmp_path):
     changes.write_text("d|s|a|add\n")
     assert run_refresh(cfg, str(changes)).walks_recomputed > 0
     assert json.loads((cfg.root / "_quality" / "walks.json").read_text())["success"] is True
+
+
+def test_multiplicity_counts_repeats_exactly():
+    from kgwalk.quality.checks import multiplicity
+
+    rng = np.random.default_rng(0)
+    cols = [rng.integers(0, 3, 200) for _ in range(3)]  # many repeats
+    expected = [sum(all(c[j] == c[i] for c in cols) for j in range(200)) for i in range(200)]
+    assert multiplicity(*cols).tolist() == expected
+    unique = [np.arange(50), np.zeros(50, np.int64), np.arange(50) * 7]
+    assert multiplicity(*unique).tolist() == [1] * 50
+    assert multiplicity(np.array([5, 3, 5])).tolist() == [2, 1, 2]
+
+
+def test_walks_gate_on_arrow_as_refresh_uses_it(tmp_path):
+    kg = tmp_path / "kg.txt"
+    kg.write_text("".join(f"{h}|{r}|{t}\n" for h, r, t in TRIPLES))
+    cfg = cfg_for(tmp_path, "walks.hub_degree=3", kg=kg)
+    run_ingest(cfg)
+    good = all_walks(graph_from(TRIPLES, "both"), WalkSpec.from_conf(cfg.walks))
+    assert gate_walks(cfg, good)[0].success
+    bad = pa.concat_tables([good.cast(WALKS_SCHEMA), pa.Table.from_pylist([walk(["a", "hub", "d"], ["r", "s"])], WALKS_SCHEMA)])
+    with pytest.raises(QualityGateFailed, match=rf"walks: through_hub expect_column_values_to_be_in_set: 1 of {bad.num_rows} rows \(e.g. walk_id {hash64('a/hub/d')}\)"):
+        gate_walks(cfg, bad)
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 5000])
+def test_id_index_finds_what_searchsorted_finds(n):
+    from kgwalk.quality.checks import IdIndex, positions
+
+    rng = np.random.default_rng(n)
+    ids = np.unique(rng.integers(-2**63, 2**63 - 1, n, dtype=np.int64))
+    ids = np.concatenate([ids, np.unique(ids[: n // 3] ^ 1 << 40)]) if n else ids  # share low bits: collisions
+    ids = np.unique(ids)
+    queries = np.concatenate([ids, rng.integers(-2**63, 2**63 - 1, 300, dtype=np.int64), ids[:10] + 1])
+    at, found = positions(queries, ids)
+    assert IdIndex(ids).lookup(queries).tolist() == np.where(found, at, -1).tolist()
