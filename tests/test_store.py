@@ -30,6 +30,11 @@ def test_search_with_and_without_root_filter(tmp_path, backend):
         assert np.array_equal(got_vectors, vectors[:5])
     assert np.allclose(got_vectors, vectors[:5], atol=1e-6)
     assert [p["walk_id"] for p in payloads] == ids[:5].tolist()
+    absent = np.setdiff1d(np.arange(-5, 5), ids)[:3]  # ids with no point: dropped, also when none is found
+    got, got_vectors, payloads = store.retrieve("walks", np.concatenate([absent[:1], ids[7:8], absent[1:]]))
+    assert got.tolist() == [ids[7]] and got_vectors.shape == (1, dim) and len(payloads) == 1
+    got, got_vectors, payloads = store.retrieve("walks", absent)
+    assert got.shape == (0,) and got_vectors.shape[0] == 0 and payloads == []
     assert store.count("walks") == n
     q = rng.standard_normal(dim).astype(np.float32)
     q /= np.linalg.norm(q)

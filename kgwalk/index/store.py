@@ -76,6 +76,8 @@ def _order_records(ids: np.ndarray, records: list[tuple[int, list[float], dict[s
     """Records (point id, vector, payload) back in the order of `ids` (signed), missing ones dropped."""
     by_id = {int(np.array(r[0], np.uint64).view(np.int64)): r for r in records}
     found = [int(i) for i in ids if int(i) in by_id]
+    if not found:  # e.g. a question names entities that have no node point (no walks)
+        return np.empty(0, np.int64), np.empty((0, 0), np.float32), []
     vectors = np.array([by_id[i][1] for i in found], np.float32).reshape(len(found), -1)
     return np.array(found, np.int64), vectors, [dict(by_id[i][2] or {}) for i in found]
 
