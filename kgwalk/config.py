@@ -119,11 +119,13 @@ class VerbalizeConf:
 @dataclass
 class EmbedConf:
     model: str = "all-MiniLM-L6-v2"
-    batch_size: int = 256
+    batch_size: int = 0  # sentences per forward pass; 0 = 32 on CPU, 1024 on CUDA
     actors: int = 0  # 0 = one less than the CPUs Ray sees (at least 1)
     threads_per_actor: int = 0  # 0 = CPUs / actors
     device: str = "cpu"
-    precision: str = "auto"  # auto | float32 | bfloat16 | float16 (auto: bf16 on CPUs with AMX/AVX512-BF16, fp16 on CUDA)
+    # auto | float32 | bfloat16 | float16 | int8 (auto: bf16 on CPUs with AMX/AVX512-BF16, fp16 on CUDA;
+    # int8: ONNX Runtime, CPU)
+    precision: str = "auto"
 
 
 @dataclass

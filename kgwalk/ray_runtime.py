@@ -75,6 +75,13 @@ def pool_size(configured: int) -> int:
     return configured or max(1, cluster_cpus() - 1)
 
 
+def actor_cpus(actors: int) -> float:
+    """CPUs each actor of a CPU-bound pool reserves: one, or an equal share of CPUs - 1 when more
+    actors are asked for, so a read task always finds a CPU (two one-thread actors on 2 cores
+    share them with the reads instead of starving them)."""
+    return min(1.0, max(1, cluster_cpus() - 1) / actors)
+
+
 def write_dataset(
     ds, path: str, schema, each: Callable[[pa.Table], pa.Table] | None = None, before_commit: Callable[[], object] | None = None
 ) -> int:

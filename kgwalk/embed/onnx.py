@@ -1,9 +1,13 @@
-"""The query encoder on ONNX Runtime: the same sentence-transformers model, exported once.
+"""Sentence-transformers models on ONNX Runtime (CPU), exported once.
 
-One question at a time, PyTorch's per-operator overhead is most of MiniLM's cost on a CPU;
-ONNX Runtime runs the fused graph in a fraction of it (`bench/query.py` measures both), with
-vectors equal to PyTorch's float32 ones within rounding (cosine > 0.99999, tested). Walk vectors
-stay whatever the embed stage made; only the question side changes.
+Two uses:
+- the query encoder (float32): one question at a time, PyTorch's per-operator overhead is most of
+  MiniLM's cost on a CPU; ONNX Runtime runs the fused graph in a fraction of it (`bench/query.py`
+  measures both), with vectors equal to PyTorch's float32 ones within rounding (cosine > 0.99999,
+  tested). Walk vectors stay whatever the embed stage made; only the question side changes.
+- the embed stage with `embed.precision: int8`: the fused graph with int8 weights (dynamic
+  quantization, per channel). On CPUs without bfloat16 units it is the only way past float32's
+  arithmetic rate; `bench/embed.py` measures speed and cosine, `bench/embed_quality.py` retrieval.
 
 The export (mean pooling and normalization included) is cached under the user's cache folder
 (`$XDG_CACHE_HOME/kgwalk/onnx`, else `~/.cache/kgwalk/onnx`), keyed by the model and the library
@@ -23,7 +27,15 @@ import numpy as np
 from kgwalk.embed.model import resolve_model
 from kgwalk.errors import KgwalkError
 
-BATCH = 64
+
+def quantize_int8(fused: Path, path: Path) -> None:
+    """Int8 weights (per output channel) with int8 activations quantized per batch at run time:
+    per-tensor weights lose too much (cosine 0.965 to float32 against 0.992 on MetaQA walks)."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    quantize_dynamic(str(fused), str(tmp), weight_type=QuantType.QInt8, per_channel=True, extra_options={"DefaultTensorType": 1})
+    os.replace(tmp, path)
 
 
 def export_onnx(st, path: Path) -> None:
@@ -60,9 +72,11 @@ def export_onnx(st, path: Path) -> None:
 
 
 class OnnxEmbedder:
-    """A mean-pooled sentence-transformers model on ONNX Runtime (CPU), float32."""
+    """A mean-pooled sentence-transformers model on ONNX Runtime (CPU): float32, or int8 weights."""
 
-    def __init__(self, model: str, cache_dir: str | Path | None = None, threads: int = 0) -> None:
+    def __init__(
+        self, model: str, cache_dir: str | Path | None = None, threads: int = 0, batch_size: int = 64, int8: bool = False
+    ) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         try:
             import onnxruntime as ort
@@ -70,7 +84,8 @@ class OnnxEmbedder:
             import transformers
             from sentence_transformers import SentenceTransformer
         except ImportError as e:
-            raise KgwalkError(f"query.encoder=onnx needs onnxruntime ({e}); install it or --set query.encoder=torch") from None
+            raise KgwalkError(f"ONNX Runtime is missing ({e}): install onnxruntime, or use PyTorch "
+                              "(--set query.encoder=torch / embed.precision=float32)") from None
         transformers.utils.logging.set_verbosity_error()
         transformers.utils.logging.disable_progress_bar()
         try:
@@ -79,19 +94,24 @@ class OnnxEmbedder:
             raise KgwalkError(f"embed.model: cannot load {model!r}: {str(e).splitlines()[0]}") from None
         modules = [type(m).__name__ for m in st]
         if modules[:2] != ["Transformer", "Pooling"] or getattr(st[1], "pooling_mode", None) != "mean":
-            raise KgwalkError(f"query.encoder=onnx exports mean-pooled models; {model!r} is {' -> '.join(modules)} "
-                              "(--set query.encoder=torch)")
+            raise KgwalkError(f"ONNX Runtime runs mean-pooled models only; {model!r} is {' -> '.join(modules)} "
+                              "(--set query.encoder=torch / embed.precision=float32)")
         key = hashlib.sha256(f"{resolve_model(model)}|{torch.__version__}|{ort.__version__}".encode()).hexdigest()[:16]
         cache_dir = cache_dir or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kgwalk" / "onnx"
         path = Path(cache_dir) / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', model)}-{key}.onnx"
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
             export_onnx(st, path)
+        if int8:
+            fused, path = path, path.with_name(path.stem + "-int8.onnx")
+            if not path.exists():
+                quantize_int8(fused, path)
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads or os.cpu_count() or 1
         self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         self.tokenizer = st.tokenizer
         self.max_length = st.max_seq_length
+        self.batch_size = batch_size
         self.name = model
         self.dim = int(st.get_embedding_dimension())
 
@@ -99,8 +119,8 @@ class OnnxEmbedder:
         """(len(texts), dim) float32, unit-norm rows."""
         out = np.zeros((len(texts), self.dim), np.float32)
         order = np.argsort([len(t) for t in texts], kind="stable")  # batches of similar length pad little
-        for start in range(0, len(texts), BATCH):
-            rows = order[start:start + BATCH]
+        for start in range(0, len(texts), self.batch_size):
+            rows = order[start:start + self.batch_size]
             batch = self.tokenizer([texts[i] for i in rows], padding=True, truncation=True, max_length=self.max_length, return_tensors="np")
             out[rows] = self.session.run(None, {"ids": batch["input_ids"].astype(np.int64), "mask": batch["attention_mask"].astype(np.int64)})[0]
         return out

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from kgwalk.config import Config
-from kgwalk.embed.model import Embedder, make_embedder
-from kgwalk.ray_runtime import cluster_cpus, init_ray, pool_size, read_delta, write_dataset
+from kgwalk.config import Config, EmbedConf
+from kgwalk.embed.model import Embedder, make_embedder, resolve_batch_size
+from kgwalk.ray_runtime import actor_cpus, cluster_cpus, init_ray, pool_size, read_delta, write_dataset
 from kgwalk.storage import open_table
 
 VECTORS_SCHEMA = pa.schema([("walk_id", pa.int64()), ("text_id", pa.int64()), ("vector", pa.list_(pa.float32()))])
@@ -27,9 +27,19 @@ def arrow_to_vectors(column: pa.ChunkedArray | pa.ListArray) -> np.ndarray:
     return values.reshape(len(arr), -1).astype(np.float32, copy=False)
 
 
+def embedder_from_conf(conf: EmbedConf, threads: int = 0) -> Embedder:
+    return make_embedder(conf.model, conf.device, threads or conf.threads_per_actor, conf.batch_size, conf.precision)
+
+
+def block_rows(conf: EmbedConf) -> int:
+    """Rows handed to an embedder at once: several forward passes, so per-block costs (Ray
+    scheduling, Arrow conversion, the length sort) stay small beside the model."""
+    return max(4096, 8 * resolve_batch_size(conf.batch_size, conf.device))
+
+
 class _EmbedActor:
-    def __init__(self, model: str, device: str, threads: int, batch_size: int, precision: str) -> None:
-        self.embedder = make_embedder(model, device, threads, batch_size, precision)
+    def __init__(self, conf: EmbedConf, threads: int) -> None:
+        self.embedder = embedder_from_conf(conf, threads)
 
     def __call__(self, batch: pa.Table) -> pa.Table:
         return embed_batch(self.embedder, batch)
@@ -54,20 +64,14 @@ def embed_texts(cfg: Config) -> int:
     ray = init_ray(cfg.ray)
     actors = pool_size(cfg.embed.actors)
     threads = cfg.embed.threads_per_actor or max(1, cluster_cpus() // actors)
-    block_rows = cfg.embed.batch_size * 8
-    ds = read_delta(cfg.table("texts"), ["walk_id", "text", "text_id"], block_rows, "verbalize").map_batches(
+    rows = block_rows(cfg.embed)
+    ds = read_delta(cfg.table("texts"), ["walk_id", "text", "text_id"], rows, "verbalize").map_batches(
         _EmbedActor,
-        fn_constructor_kwargs={
-            "model": cfg.embed.model,
-            "device": cfg.embed.device,
-            "threads": threads,
-            "batch_size": cfg.embed.batch_size,
-            "precision": cfg.embed.precision,
-        },
+        fn_constructor_kwargs={"conf": cfg.embed, "threads": threads},
         batch_format="pyarrow",
-        batch_size=block_rows,
+        batch_size=rows,
         compute=ray.data.ActorPoolStrategy(size=actors),
-        num_cpus=1,
+        num_cpus=actor_cpus(actors),
         num_gpus=1 if cfg.embed.device.startswith("cuda") else 0,
     )
     return write_dataset(ds, cfg.table("vectors"), VECTORS_SCHEMA)

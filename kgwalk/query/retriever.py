@@ -129,8 +129,8 @@ class Retriever:
                 from kgwalk.embed.onnx import OnnxEmbedder
 
                 self._embedder = OnnxEmbedder(e.model)
-            else:
-                self._embedder = make_embedder(e.model, e.device, precision=e.precision)
+            else:  # int8 is a throughput trade for the corpus; one question at a time gains nothing from it
+                self._embedder = make_embedder(e.model, e.device, precision="float32" if e.precision == "int8" else e.precision)
         return self._embedder
 
     @property

@@ -205,8 +205,7 @@ def refresh_vectors(cfg: Config, state: dict[str, TableState], report: RefreshRe
     """Step 4: embed texts that are new (a new walk, or a walk whose text changed) and append
     their vectors. Vectors of walks that are gone stay until compaction (vectors are matched to
     texts by walk_id and text_id, so they are never used)."""
-    from kgwalk.embed.model import make_embedder
-    from kgwalk.embed.pipeline import VECTORS_SCHEMA, embed_batch
+    from kgwalk.embed.pipeline import VECTORS_SCHEMA, block_rows, embed_batch, embedder_from_conf
 
     reflects = _pending(cfg, state, "vectors", ("texts",), report)
     if reflects is None:
@@ -216,8 +215,8 @@ def refresh_vectors(cfg: Config, state: dict[str, TableState], report: RefreshRe
     old = read_version(cfg.table("texts"), done["texts"], ["walk_id", "text_id"])
     todo = texts.filter(pa.array(~isin(pa.array(text_pairs(texts)), text_pairs(old))))
     if todo.num_rows:
-        embedder = make_embedder(cfg.embed.model, cfg.embed.device, cfg.embed.threads_per_actor, cfg.embed.batch_size, cfg.embed.precision)
-        step = cfg.embed.batch_size * 8
+        embedder = embedder_from_conf(cfg.embed)
+        step = block_rows(cfg.embed)
         vectors = pa.concat_tables([embed_batch(embedder, todo.slice(i, step)) for i in range(0, todo.num_rows, step)])
         crashpoint("vectors.embedded")
         version = write_table(cfg.table("vectors"), vectors.cast(VECTORS_SCHEMA), mode="append", metadata=reflects)
