@@ -1,22 +1,23 @@
 """Benchmark: embedding throughput on this machine, side by side in one run.
 
-    .venv/bin/python bench/embed.py [--texts /tmp/kgwalk-q/metaqa/texts] [--rows 20000]
+    .venv/bin/python bench/embed.py [--texts /tmp/kgwalk-q/metaqa/texts] [--rows 40000]
 
 Rows, all on the same sample of walk sentences (every k-th row of a texts table, default the
 MetaQA corpus built by `kgwalk walks` + `kgwalk verbalize` into /tmp/kgwalk-q):
 1. the plain loop the issue measured: `SentenceTransformer.encode` at its defaults, float32;
-2. kgwalk's embedder in-process, float32 and bfloat16;
-3. the embed stage as users run it (Ray Data actor pool, Delta in and out), float32 and bfloat16;
-4. ONNX Runtime with dynamic int8 quantization (per-channel), in-process, where onnxruntime is
-   installed: the other speed-up we tried.
-Quality: cosine of each row's vector to the plain float32 loop's (mean and minimum).
+2. kgwalk's embedder in-process: float32, int8 (ONNX Runtime), and bfloat16 where the CPU has
+   bfloat16 units (elsewhere torch emulates it, slower than float32);
+3. the embed stage as users run it (Ray Data actor pool, Delta in and out), same precisions.
+Quality: cosine of each row's vector to the plain float32 loop's (mean and minimum); retrieval
+quality by precision is bench/embed_quality.py's.
+The arithmetic ceiling: this CPU's float32 matrix-multiply rate at MiniLM's layer shapes, against
+the FLOPs the plain loop spends per second (real tokens only; padding is extra work).
 Writes bench/results/embed.md.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import shutil
 import tempfile
@@ -53,28 +54,30 @@ def plain_loop(texts: list[str]) -> np.ndarray:
     return model.encode(texts, normalize_embeddings=True)
 
 
-def onnx_int8(texts: list[str], workdir: Path) -> np.ndarray:
-    """Export MiniLM with mean pooling + normalization to ONNX, fuse, quantize weights to int8."""
-    import onnxruntime as ort
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-    from sentence_transformers import SentenceTransformer
+def minilm_flops(token_counts: np.ndarray, hidden: int = 384, ffn: int = 1536, layers: int = 6) -> float:
+    """Multiply-adds x 2 of MiniLM's encoder over these sentences: per token and layer the four
+    attention projections and the two FFN matrices, plus attention scores and mixing (2 x seq x hidden)."""
+    per_token = 4 * hidden * hidden + 2 * hidden * ffn
+    return float(2 * layers * (token_counts * per_token + 2 * token_counts**2 * hidden).sum())
 
-    from kgwalk.embed.onnx import export_onnx
 
-    st = SentenceTransformer(resolve_model(MODEL), device="cpu")
-    fused, int8 = (str(workdir / n) for n in ("fused.onnx", "int8.onnx"))
-    export_onnx(st, Path(fused))  # the query encoder's export, then int8 weights on top
-    quantize_dynamic(fused, int8, weight_type=QuantType.QInt8, per_channel=True, extra_options={"DefaultTensorType": 1})
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = os.cpu_count() or 1
-    session = ort.InferenceSession(int8, options, providers=["CPUExecutionProvider"])
-    order = np.argsort([len(t) for t in texts], kind="stable")
-    out = np.zeros((len(texts), 384), np.float32)
-    for i in range(0, len(texts), 32):
-        rows = order[i : i + 32]
-        batch = st.tokenizer([texts[j] for j in rows], padding=True, truncation=True, return_tensors="np")
-        out[rows] = session.run(None, {"ids": batch["input_ids"].astype(np.int64), "mask": batch["attention_mask"].astype(np.int64)})[0]
-    return out
+def matmul_gflops() -> float:
+    """Best float32 GEMM rate through MiniLM's FFN (tokens x 384 x 1,536 and back), all threads,
+    over batch-sized token counts (a batch of 32 sentences is about 600 tokens)."""
+    import torch
+
+    torch.set_num_threads(os.cpu_count() or 1)
+    best = 0.0
+    for tokens in (256, 640, 2048):
+        x, up, down = torch.randn(tokens, 384), torch.randn(384, 1536), torch.randn(1536, 384)
+        for _ in range(5):
+            (x @ up) @ down
+        reps = 400 * 256 // tokens
+        start = time.perf_counter()
+        for _ in range(reps):
+            (x @ up) @ down
+        best = max(best, reps * 2 * 2 * tokens * 384 * 1536 / (time.perf_counter() - start) / 1e9)
+    return best
 
 
 def ray_stage(sample: pa.Table, precision: str, warehouse: Path) -> np.ndarray:
@@ -106,19 +109,17 @@ def main() -> None:
         rows.append((label, time.perf_counter() - start, vectors))
         print(f"{label}: {n / rows[-1][1]:,.0f} sentences/s", flush=True)
 
+    precisions = ["float32", "int8"] + (["bfloat16"] if cpu_has_bf16() else [])
+    gemm = matmul_gflops()  # before Ray starts: its idle processes still take some CPU
     measure("plain SentenceTransformer loop, float32 (baseline)", lambda: plain_loop(texts))
-    for precision in ("float32", "bfloat16"):
+    for precision in precisions:
         embedder = make_embedder(MODEL, precision=precision)  # loading is not timed: a pool loads once
         measure(f"kgwalk embedder in-process, {precision}", lambda: embedder.encode(texts))
-    with tempfile.TemporaryDirectory() as tmp:
-        if not args.no_ray:
-            init_ray(load_config().ray)  # started once, as in a build; not timed
-            for precision in ("float32", "bfloat16"):
+    if not args.no_ray:
+        init_ray(load_config().ray)  # started once, as in a build; not timed
+        with tempfile.TemporaryDirectory() as tmp:
+            for precision in precisions:
                 measure(f"`kgwalk embed` stage (Ray actor pool, Delta), {precision}", lambda: ray_stage(sample, precision, Path(tmp)))
-        if importlib.util.find_spec("onnxruntime"):  # pip install '.[bench]'
-            measure("ONNX Runtime, dynamic int8 per-channel, in-process", lambda: onnx_int8(texts, Path(tmp)))
-        else:
-            print("onnxruntime not installed: skipping the int8 row")
 
     base_seconds, base = rows[0][1], rows[0][2]
     body = [
@@ -129,13 +130,21 @@ def main() -> None:
         cos = (vectors * base).sum(1)
         body.append(f"| {label} | {seconds:,.1f} | {n / seconds:,.0f} | {base_seconds / seconds:.2f} | {cos.mean():.6f} | {cos.min():.6f} |")
     lengths = np.array([len(t) for t in texts])
+    tokens = np.array([len(ids) for ids in make_embedder(MODEL, precision="float32").model.tokenizer(texts)["input_ids"]])
+    used = minilm_flops(tokens) / base_seconds / 1e9
     facts = [
         "- measured " + time.strftime("%Y-%m-%d") + f"; {n:,} walk sentences sampled from {args.texts} "
         f"(mean {lengths.mean():.0f} characters); model {MODEL}",
         f"- CPU has bfloat16 units (AMX/AVX512-BF16): {cpu_has_bf16()}; `embed.precision: auto` picks "
         + ("bfloat16" if cpu_has_bf16() else "float32") + " here",
-        "- the ONNX row includes its export and quantization (about 5 s); the Ray rows include starting the actor "
-        "(model load), reading and writing Delta, not starting Ray; in-process rows exclude model loading",
+        "- the Ray rows include starting the actor (model load), reading and writing Delta, not starting Ray; "
+        "in-process rows exclude model loading; the int8 model is exported and quantized before timing (once per machine)",
+        f"- arithmetic ceiling: {tokens.mean():.1f} tokens a sentence; the plain loop spends {used:.0f} GFLOP/s of "
+        f"MiniLM's arithmetic (real tokens only), and this CPU multiplies float32 matrices of MiniLM's shapes at "
+        f"{gemm:.0f} GFLOP/s at best: a perfect float32 kernel would be {gemm / used:.1f}x the plain loop. "
+        + ("With bfloat16 units (AMX) the multiplies are several times cheaper" if cpu_has_bf16() else
+           f"Without bfloat16 units, int8 dot products (AVX2) do at most twice float32's multiply-adds: at most "
+           f"{2 * gemm / used:.1f}x with every multiply in int8 at peak, so 4x is beyond this CPU for this model"),
     ]
     save_report("embed", "Embedding throughput: plain loop vs kgwalk's embed paths", facts, body)
 

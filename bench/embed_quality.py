@@ -1,0 +1,143 @@
+"""Benchmark: retrieval quality on MetaQA dev by walk-vector precision (float32, int8, ...).
+
+    .venv/bin/python bench/embed_quality.py [--warehouse /tmp/kgwalk-q] [--distractors 4000]
+        [--precisions float32,int8] [--copy-vectors-from metaqa --copied-label "float16 (H100)"]
+
+Needs the MetaQA KG walked and verbalized in `<warehouse>/metaqa` (`kgwalk ingest`, `walks`,
+`verbalize`) and its path prior fitted (`kgwalk fit-paths`). Embedding all 763K walk sentences
+once per precision takes hours on 2 cores, so the comparison runs on a sub-corpus: the walks
+rooted at the topic entities of the dev questions the eval samples (1,000 per hop count), plus
+the walks of `--distractors` random other roots, so node search still has to choose. Every
+precision gets the same sub-corpus and the same question encoder; only walk vectors differ.
+
+Per precision: copy the KG to `<warehouse>/metaqa_<precision>`, keep the sub-corpus walks,
+`kgwalk verbalize`, `kgwalk embed --set embed.precision=P` (the Ray stage), `kgwalk index`,
+`kgwalk eval metaqa --split dev --limit 1000`. `--copy-vectors-from NAME` adds a row whose vectors
+are taken from `NAME`'s vectors table: a full build embedded elsewhere, in a precision this CPU
+cannot run fast (bfloat16 on a CPU with bfloat16 units, float16 on a GPU). The first precision is
+the reference of the deltas. Writes bench/results/embed_quality.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from deltalake import DeltaTable, write_deltalake
+from report import save_report
+
+from kgwalk.eval.metaqa import load_questions, question_file, sample
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE.parent.parent / "shared" / "data" / "metaqa"
+KGWALK = str(Path(sys.executable).parent / "kgwalk")
+COPIED = ("edges", "entities", "relations", "path_prior")
+
+
+def make_subcorpus(warehouse: Path, source: str, name: str, distractors: int) -> int:
+    """`name`: `source`'s KG and path prior, with only the sub-corpus walks; returns walks kept."""
+    topics = np.unique([q.topic for hops in (1, 2, 3) for q in sample(load_questions(question_file(DATA, hops, "dev")), 1000)])
+    walks = DeltaTable(str(warehouse / source / "walks")).to_pyarrow_table()
+    others = np.setdiff1d(np.unique(walks["root"].to_numpy()), topics)
+    roots = np.concatenate([topics, np.random.default_rng(1).choice(others, distractors, replace=False)])
+    target = warehouse / name
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True)
+    for table in COPIED:
+        shutil.copytree(warehouse / source / table, target / table)
+    kept = walks.filter(pc.is_in(walks["root"], pa.array(roots)))
+    write_deltalake(str(target / "walks"), kept)
+    return kept.num_rows
+
+
+def kgwalk(*args: str) -> str:
+    return subprocess.run([KGWALK, *args], check=True, stdout=subprocess.PIPE, text=True).stdout
+
+
+def evaluate(warehouse: Path, name: str) -> list[dict]:
+    where = ["--warehouse", str(warehouse), "--name", name]
+    kgwalk("index", *where)
+    out = kgwalk("eval", "metaqa", *where, "--split", "dev", "--hops", "1,2,3", "--limit", "1000", "--data", str(DATA), "--json")
+    return json.loads(out)
+
+
+def copy_vectors(warehouse: Path, source: str, name: str) -> None:
+    """`source`'s vectors for `name`'s walks (same KG, so same walk and text ids)."""
+    texts = DeltaTable(str(warehouse / name / "texts")).to_pyarrow_table(columns=["walk_id", "text_id"])
+    vectors = DeltaTable(str(warehouse / source / "vectors")).to_pyarrow_table()
+    vectors = vectors.filter(pc.is_in(vectors["walk_id"], texts["walk_id"]))
+    joined = texts.join(vectors.select(["walk_id", "text_id"]), ["walk_id", "text_id"], join_type="inner")
+    if joined.num_rows != texts.num_rows:
+        raise SystemExit(f"{source}'s vectors cover {joined.num_rows:,} of {texts.num_rows:,} walks: not the same corpus")
+    write_deltalake(str(warehouse / name / "vectors"), vectors, mode="overwrite")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--warehouse", default="/tmp/kgwalk-q")
+    p.add_argument("--source", default="metaqa")
+    p.add_argument("--distractors", type=int, default=4000)
+    p.add_argument("--precisions", default="float32,int8")
+    p.add_argument("--copy-vectors-from", help="KG name whose vectors (a full build made elsewhere) make one more row")
+    p.add_argument("--copied-label", default="copied vectors", help="that row's label: where and in what precision they were made")
+    p.add_argument("--tabulate", action="store_true", help="only tabulate the eval JSONs of an earlier run")
+    p.add_argument("--fresh", action="store_true", help="redo every row (else finished rows are reused)")
+    args = p.parse_args()
+    warehouse = Path(args.warehouse)
+    runs = [(f"metaqa_{precision}", precision) for precision in args.precisions.split(",")]
+    if args.copy_vectors_from:
+        runs.append(("metaqa_copied", args.copied_label))
+    results: dict[str, dict] = {}
+    if args.fresh:
+        for name, _ in runs:
+            for done in warehouse.glob(f"{name}.*.json"):
+                done.unlink()
+    for name, precision in runs:
+        saved, embedded = warehouse / f"{name}.eval.json", warehouse / f"{name}.embed.json"
+        if not args.tabulate and not saved.exists():
+            if not embedded.exists():  # an interrupted run resumes after its last embedded row
+                walks = make_subcorpus(warehouse, args.source, name, args.distractors)
+                where = ["--warehouse", str(warehouse), "--name", name]
+                kgwalk("verbalize", *where)
+                start = time.perf_counter()
+                if name == "metaqa_copied":
+                    copy_vectors(warehouse, args.copy_vectors_from, name)
+                else:
+                    kgwalk("embed", *where, "--set", f"embed.precision={precision}")
+                embedded.write_text(json.dumps({"walks": walks, "embed_seconds": time.perf_counter() - start}))
+            saved.write_text(json.dumps({"scores": evaluate(warehouse, name)} | json.loads(embedded.read_text())))
+        results[name] = json.loads(saved.read_text())
+        print(name, json.dumps(results[name])[:200], flush=True)
+
+    body = ["| walk vectors | hops | topic recall | context recall@3 | extractive Hits@1 | Δ context recall (points) | Δ Hits@1 (points) |",
+            "|---|---:|---:|---:|---:|---:|---:|"]
+    base = {s["hops"]: s for s in results[runs[0][0]]["scores"]}
+    for name, precision in runs:
+        for s in results[name]["scores"]:
+            delta = {m: 100 * (s[m] - base[s["hops"]][m]) for m in ("context_recall", "extractive_hits1")}
+            body.append(f"| {precision} | {s['hops']} | {s['topic_recall']:.3f} | {s['context_recall']:.3f} "
+                        f"| {s['extractive_hits1']:.3f} | {delta['context_recall']:+.1f} | {delta['extractive_hits1']:+.1f} |")
+    first = results[runs[0][0]]
+    facts = [
+        "- measured " + time.strftime("%Y-%m-%d") + f"; MetaQA dev, 1,000 questions per hop count (the eval's deterministic sample); "
+        f"sub-corpus of {first.get('walks', 0):,} walks: those rooted at the sampled questions' topic entities plus "
+        f"{args.distractors:,} random other roots' (see the script's docstring for why)",
+        "- same walks, texts, path prior and question encoder (ONNX float32) for every row; only the walk vectors differ; "
+        f"defaults otherwise (hybrid node search, rerank {first['scores'][0]['rerank']}, k_nodes 3, k_walks 3)",
+        f"- deltas are against the first row ({runs[0][1]}), in percentage points",
+        "- embed seconds (the Ray stage on this machine; a copied row's are the copy's): "
+        + ", ".join(f"{n}: {results[n]['embed_seconds']:.0f} s" for n, _ in runs),
+    ]
+    save_report("embed_quality", "Retrieval quality by walk-vector precision (MetaQA dev)", facts, body)
+
+
+if __name__ == "__main__":
+    main()
