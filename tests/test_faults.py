@@ -77,10 +77,10 @@ def test_a_store_that_keeps_failing_is_one_clear_error_and_the_live_index_stays(
 
 
 class Unavailable(http.server.BaseHTTPRequestHandler):
-    hits = 0
+    paths: list[str] = []
 
     def do_GET(self):  # noqa: N802
-        type(self).hits += 1
+        type(self).paths.append(self.path)
         self.send_response(503)
         self.send_header("Content-Length", "0")
         self.end_headers()
@@ -99,7 +99,8 @@ def test_a_server_answering_503_is_retried_then_fails_in_one_line(tmp_path):
         with pytest.raises(KgwalkError, match=r"failed reading aliases 3 times \(HTTP 503\)"):
             store.begin()
             store.create("t_walks", 4, False, 16)
-        assert Unavailable.hits == 3
+        # qdrant-client may also probe the server's version, at a moment of its own choosing: not counted
+        assert Unavailable.paths.count("/aliases") == 3
     finally:
         server.shutdown()
 
