@@ -55,6 +55,8 @@ def test_int8_is_cpu_only_and_batch_sizes_follow_the_device():
         make_embedder(MODEL, device="cuda", precision="int8")
     with pytest.raises(KgwalkError, match="embed.precision"):
         make_embedder(MODEL, precision="int4")
+    with pytest.raises(KgwalkError, match="int8.*cuda"):  # the stage refuses before Ray or any table
+        embed_texts(load_config(None, ["embed.precision=int8", "embed.device=cuda"], warehouse="/nonexistent"))
     assert (resolve_batch_size(0, "cpu"), resolve_batch_size(0, "cuda:1"), resolve_batch_size(100, "cpu")) == (32, 1024, 100)
     cfg = load_config(None, ["embed.device=cuda"])
     assert cfg.embed.batch_size == 0 and block_rows(cfg.embed) == 8192
@@ -64,6 +66,8 @@ def test_int8_is_cpu_only_and_batch_sizes_follow_the_device():
 def test_embed_stage_runs_int8_through_ray_and_questions_stay_float32(onnx_cache, tmp_path):
     """The stage as `kgwalk embed` runs it (Ray actor, Delta): its vectors are the int8 embedder's
     for the same batch, and the retriever's torch question encoder stays float32."""
+    import ray
+
     from kgwalk.query.retriever import Retriever
 
     cfg = load_config(None, [f"embed.model={MODEL}", "embed.precision=int8", "query.encoder=torch"], name="t", warehouse=str(tmp_path))
@@ -80,3 +84,6 @@ def test_embed_stage_runs_int8_through_ray_and_questions_stay_float32(onnx_cache
     retriever = Retriever(cfg)
     assert isinstance(retriever.embedder, SentenceTransformerEmbedder) and retriever.embedder.precision == "float32"
     retriever.close()
+    if not ray.cluster_resources().get("GPU"):  # a local Ray without GPUs: one line, not actors waiting forever
+        with pytest.raises(KgwalkError, match="no GPU"):
+            embed_texts(load_config(None, [f"embed.model={MODEL}", "embed.device=cuda"], name="t", warehouse=str(tmp_path)))

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pyarrow as pa
 
 from kgwalk.config import Config, EmbedConf
-from kgwalk.embed.model import Embedder, make_embedder, resolve_batch_size
+from kgwalk.embed.model import Embedder, make_embedder, resolve_batch_size, resolve_precision
+from kgwalk.errors import KgwalkError
 from kgwalk.ray_runtime import actor_cpus, cluster_cpus, init_ray, pool_size, read_delta, write_dataset
 from kgwalk.storage import open_table
 
@@ -60,8 +63,13 @@ def embed_batch(embedder: Embedder, texts: pa.Table) -> pa.Table:
 
 def embed_texts(cfg: Config) -> int:
     """Embed every walk text; returns the number of vectors written."""
+    resolve_precision(cfg.embed.precision, cfg.embed.device)  # bad settings fail here, not inside an actor
     open_table(cfg.table("texts"), what="verbalize")  # fail fast, before Ray starts
     ray = init_ray(cfg.ray)
+    gpus = 1 if cfg.embed.device.startswith("cuda") else 0
+    if gpus and not ray.cluster_resources().get("GPU") and not (cfg.ray.address or os.environ.get("RAY_ADDRESS")):
+        # a local Ray never gains a GPU, so the actors would wait for one forever (a cluster may add GPU nodes)
+        raise KgwalkError("embed.device=cuda, but this machine's Ray has no GPU: use embed.device=cpu or a Ray cluster with GPU workers")
     actors = pool_size(cfg.embed.actors)
     threads = cfg.embed.threads_per_actor or max(1, cluster_cpus() // actors)
     rows = block_rows(cfg.embed)
@@ -72,6 +80,6 @@ def embed_texts(cfg: Config) -> int:
         batch_size=rows,
         compute=ray.data.ActorPoolStrategy(size=actors),
         num_cpus=actor_cpus(actors),
-        num_gpus=1 if cfg.embed.device.startswith("cuda") else 0,
+        num_gpus=gpus,
     )
     return write_dataset(ds, cfg.table("vectors"), VECTORS_SCHEMA)
