@@ -128,7 +128,7 @@ def main() -> None:
     first = results[runs[0][0]]
     facts = [
         "- measured " + time.strftime("%Y-%m-%d") + f"; MetaQA dev, 1,000 questions per hop count (the eval's deterministic sample); "
-        f"sub-corpus of {first.get('walks', 0):,} walks: those rooted at the sampled questions' topic entities plus "
+        f"sub-corpus of {first['walks']:,} walks: those rooted at the sampled questions' topic entities plus "
         f"{args.distractors:,} random other roots' (see the script's docstring for why)",
         "- same walks, texts, path prior and question encoder (ONNX float32) for every row; only the walk vectors differ; "
         f"defaults otherwise (hybrid node search, rerank {first['scores'][0]['rerank']}, k_nodes 3, k_walks 3)",

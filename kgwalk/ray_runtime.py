@@ -32,12 +32,17 @@ def cluster_runtime_env(conf: RayConf) -> dict[str, Any]:
     return env
 
 
+def ray_address(conf: RayConf) -> str | None:
+    """The cluster to join: ray.address, else RAY_ADDRESS; None = start a local Ray."""
+    return conf.address or os.environ.get("RAY_ADDRESS")
+
+
 def init_ray(conf: RayConf):
     """Join the cluster at ray.address or RAY_ADDRESS (HEAD:6379; `ray job submit` sets it for its
     drivers), else start a local Ray."""
     import ray
 
-    address = conf.address or os.environ.get("RAY_ADDRESS")
+    address = ray_address(conf)
     if address and address.startswith("ray://"):  # Ray Data's executor needs a core worker; Ray Client has none
         raise KgwalkError(
             f"ray: {address!r} is a Ray Client address, and Ray Data cannot run through Ray Client: "

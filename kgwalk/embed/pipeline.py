@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pyarrow as pa
 
 from kgwalk.config import Config, EmbedConf
 from kgwalk.embed.model import Embedder, make_embedder, resolve_batch_size, resolve_precision
 from kgwalk.errors import KgwalkError
-from kgwalk.ray_runtime import actor_cpus, cluster_cpus, init_ray, pool_size, read_delta, write_dataset
+from kgwalk.ray_runtime import actor_cpus, cluster_cpus, init_ray, pool_size, ray_address, read_delta, write_dataset
 from kgwalk.storage import open_table
 
 VECTORS_SCHEMA = pa.schema([("walk_id", pa.int64()), ("text_id", pa.int64()), ("vector", pa.list_(pa.float32()))])
@@ -67,7 +65,7 @@ def embed_texts(cfg: Config) -> int:
     open_table(cfg.table("texts"), what="verbalize")  # fail fast, before Ray starts
     ray = init_ray(cfg.ray)
     gpus = 1 if cfg.embed.device.startswith("cuda") else 0
-    if gpus and not ray.cluster_resources().get("GPU") and not (cfg.ray.address or os.environ.get("RAY_ADDRESS")):
+    if gpus and not ray.cluster_resources().get("GPU") and not ray_address(cfg.ray):
         # a local Ray never gains a GPU, so the actors would wait for one forever (a cluster may add GPU nodes)
         raise KgwalkError("embed.device=cuda, but this machine's Ray has no GPU: use embed.device=cpu or a Ray cluster with GPU workers")
     actors = pool_size(cfg.embed.actors)
