@@ -135,6 +135,9 @@ class IndexConf:
     api_key_env: str = "QDRANT_API_KEY"
     hnsw_m: int = 16
     upsert_batch: int = 2048
+    # edge backend: a refresh merges the walks' delta into a new base once delta and masked
+    # points pass this fraction of the base (one copy of the base, amortised over refreshes)
+    compact_ratio: float = 0.2
     max_retries: int = 5  # server backend: retries of a failed request (connection errors, 429, 5xx)
     retry_backoff_s: float = 0.5  # first wait; doubles per retry, with jitter
 

@@ -1,8 +1,8 @@
 """One vector-store interface, two Qdrant backends.
 
-`EdgeStore`: Qdrant's in-process engine (qdrant-edge-py), one shard folder per collection in a
-generation folder; the embedded default. `ServerStore`: qdrant-client against a Qdrant server (or its local mode,
-which speaks the same API and is what the tests use).
+`EdgeStore` (kgwalk.index.edge): Qdrant's in-process engine (qdrant-edge-py), one generation
+folder per version of the index; the embedded default. `ServerStore`: qdrant-client against a
+Qdrant server (or its local mode, which speaks the same API and is what the tests use).
 
 Collections are made for Walk&Retrieve's two searches: nodes get an HNSW graph; walks are
 always searched within one root, so they get a payload index on `root` and no HNSW graph.
@@ -10,16 +10,13 @@ always searched within one root, so they get a payload index on `root` and no HN
 
 from __future__ import annotations
 
-import json
 import os
 import random
-import shutil
 import time
 import uuid
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -72,7 +69,7 @@ class VectorStore(Protocol):
     def close(self) -> None: ...
 
 
-def _order_records(ids: np.ndarray, records: list[tuple[int, list[float], dict[str, Any]]]):
+def order_records(ids: np.ndarray, records: list[tuple[int, list[float], dict[str, Any]]]):
     """Records (point id, vector, payload) back in the order of `ids` (signed), missing ones dropped."""
     by_id = {int(np.array(r[0], np.uint64).view(np.int64)): r for r in records}
     found = [int(i) for i in ids if int(i) in by_id]
@@ -80,140 +77,6 @@ def _order_records(ids: np.ndarray, records: list[tuple[int, list[float], dict[s
         return np.empty(0, np.int64), np.empty((0, 0), np.float32), []
     vectors = np.array([by_id[i][1] for i in found], np.float32).reshape(len(found), -1)
     return np.array(found, np.int64), vectors, [dict(by_id[i][2] or {}) for i in found]
-
-
-class EdgeStore:
-    """Qdrant's in-process engine. Every version of the index is a generation folder holding all
-    collections; the file CURRENT names the live one and is replaced atomically by `commit`.
-    A reader opens the generation CURRENT names and keeps it; the previous generation is kept
-    until the next commit, so a reader that opened it just before a commit still finishes."""
-
-    def __init__(self, folder: str | Path) -> None:
-        import qdrant_edge  # noqa: F401 - fail here, not mid-build, if it is missing
-
-        self.folder = Path(folder)
-        self._shards: dict[str, Any] = {}
-        self._generation: str | None = None  # the one this store reads, or writes after begin()
-        self._writing = False
-
-    def live_generation(self) -> str | None:
-        current = self.folder / "CURRENT"
-        return json.loads(current.read_text())["generation"] if current.exists() else None
-
-    def _gen_path(self) -> Path:
-        if self._generation is None:
-            self._generation = self.live_generation()
-            if self._generation is None:
-                raise KgwalkError(f"no index under {self.folder} (run `kgwalk index` first)")
-        return self.folder / self._generation
-
-    def begin(self, copy: bool = False) -> None:
-        self.close()
-        live = self.live_generation()
-        self.folder.mkdir(parents=True, exist_ok=True)
-        gens = sorted(p.name for p in self.folder.glob("g*") if p.is_dir())
-        for name in gens:  # leftovers of a writer that crashed before its commit
-            if live is None or name > live:
-                shutil.rmtree(self.folder / name)
-        number = int(live[1:]) + 1 if live else 1
-        self._generation = f"g{number:06d}"
-        if copy and live:
-            shutil.copytree(self.folder / live, self.folder / self._generation)
-        else:
-            (self.folder / self._generation).mkdir()
-        self._writing = True
-
-    def _require_writing(self) -> None:
-        if not self._writing:
-            raise RuntimeError("call begin() before writing to the index")
-
-    def create(self, collection: str, dim: int, graph: bool, hnsw_m: int) -> None:
-        from qdrant_edge import Distance, EdgeConfig, EdgeShard, EdgeVectorParams, HnswIndexConfig, PayloadSchemaType, UpdateOperation
-
-        self._require_writing()
-        self._close(collection)
-        path = self._gen_path() / collection
-        shutil.rmtree(path, ignore_errors=True)
-        hnsw = HnswIndexConfig(m=hnsw_m if graph else 0, ef_construct=100, full_scan_threshold=10000)
-        shard = EdgeShard.create(
-            str(path),
-            # No WAL: a generation that was not committed is thrown away, never recovered.
-            EdgeConfig(vectors=EdgeVectorParams(size=dim, distance=Distance.Cosine), hnsw_config=hnsw, wal_enabled=False),
-        )
-        if not graph:
-            shard.update(UpdateOperation.create_field_index(ROOT_FIELD, PayloadSchemaType.Integer))
-        self._shards[collection] = shard
-
-    def _shard(self, collection: str):
-        if collection not in self._shards:
-            from qdrant_edge import EdgeShard
-
-            path = self._gen_path() / collection
-            if not path.exists():
-                raise KgwalkError(f"no index collection {collection!r} under {self.folder} (run `kgwalk index` first)")
-            self._shards[collection] = EdgeShard.load(str(path))
-        return self._shards[collection]
-
-    def upsert(self, collection: str, ids: np.ndarray, vectors: np.ndarray, payloads: list[dict[str, Any]]) -> None:
-        from qdrant_edge import Point, UpdateOperation
-
-        self._require_writing()
-        points = [Point(id=i, vector=v, payload=p) for i, v, p in zip(point_ids(ids), vectors.tolist(), payloads)]
-        self._shard(collection).update(UpdateOperation.upsert_points(points))
-
-    def delete(self, collection: str, ids: np.ndarray) -> None:
-        from qdrant_edge import UpdateOperation
-
-        self._require_writing()
-        if len(ids):
-            self._shard(collection).update(UpdateOperation.delete_points(point_ids(ids)))
-
-    def retrieve(self, collection: str, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
-        records = self._shard(collection).retrieve(point_ids=point_ids(ids), with_payload=True, with_vector=True)
-        return _order_records(ids, [(r.id, r.vector, r.payload) for r in records])
-
-    def finish(self, collection: str) -> None:
-        shard = self._shard(collection)
-        shard.optimize()
-        shard.flush()
-
-    def commit(self) -> None:
-        self._require_writing()
-        for name in list(self._shards):
-            self._shards[name].flush()
-        self.close()
-        previous = self.live_generation()
-        tmp = self.folder / "CURRENT.tmp"
-        with open(tmp, "w") as f:
-            json.dump({"generation": self._generation}, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.folder / "CURRENT")  # the moment readers switch
-        for path in self.folder.glob("g*"):
-            if path.is_dir() and path.name not in (self._generation, previous):
-                shutil.rmtree(path, ignore_errors=True)
-        self._writing = False
-
-    def search(self, collection: str, vector: np.ndarray, k: int, root: int | None = None) -> list[Hit]:
-        from qdrant_edge import FieldCondition, Filter, MatchValue, Query, QueryRequest
-
-        flt = None if root is None else Filter(must=[FieldCondition(key=ROOT_FIELD, match=MatchValue(value=int(root)))])
-        request = QueryRequest(limit=k, query=Query.Nearest(np.asarray(vector, np.float32).tolist()), filter=flt, with_payload=True)
-        return [Hit(int(p.id), float(p.score), dict(p.payload or {})) for p in self._shard(collection).query(request)]
-
-    def count(self, collection: str) -> int:
-        from qdrant_edge import CountRequest
-
-        return int(self._shard(collection).count(CountRequest(exact=True)))
-
-    def _close(self, collection: str) -> None:
-        shard = self._shards.pop(collection, None)
-        if shard is not None:
-            shard.close()
-
-    def close(self) -> None:
-        for name in list(self._shards):
-            self._close(name)
 
 
 class ServerStore:
@@ -317,7 +180,7 @@ class ServerStore:
 
     def retrieve(self, collection: str, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
         records = self._call("retrieving points", lambda: self.client.retrieve(self._target(collection), ids=point_ids(ids), with_payload=True, with_vectors=True))
-        return _order_records(ids, [(r.id, r.vector, r.payload) for r in records])
+        return order_records(ids, [(r.id, r.vector, r.payload) for r in records])
 
     def finish(self, collection: str) -> None:
         pass  # upserts wait for acknowledgement; the server builds its indexes itself
@@ -361,7 +224,9 @@ class ServerStore:
 
 def open_store(cfg: Config) -> VectorStore:
     if cfg.index.backend == "edge":
-        return EdgeStore(cfg.root / "qdrant")
+        from kgwalk.index.edge import EdgeStore
+
+        return EdgeStore(cfg.root / "qdrant", cfg.index.compact_ratio)
     if cfg.index.backend == "server":
         if not cfg.index.url:
             raise KgwalkError("index.url must be set for the server backend, e.g. http://localhost:6333 (conf/cluster.yaml takes it from QDRANT_URL)")
@@ -378,5 +243,7 @@ def index_version(cfg: Config) -> int:
     """The live index's version: its generation number (edge); 0 for a server, which keeps none."""
     if cfg.index.backend != "edge":
         return 0
+    from kgwalk.index.edge import EdgeStore
+
     live = EdgeStore(cfg.root / "qdrant").live_generation()
     return int(live[1:]) if live else 0

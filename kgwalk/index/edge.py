@@ -1,0 +1,388 @@
+"""The embedded default backend: Qdrant's in-process engine (qdrant-edge-py), with generations.
+
+Every version of the index is a generation folder `g<NNNNNN>` under the store folder; the file
+CURRENT names the live one and is replaced atomically by `commit`. A reader opens the generation
+CURRENT names and keeps it; the previous generation is kept until the next commit, so a reader
+that opened it just before a commit still finishes.
+
+Layered collections. A refresh must not copy the live walks collection (12 GiB for 5.9M walks)
+to change a fraction of a percent of it. So in a generation written by a refresh, a collection
+without an HNSW graph (walks: always searched within one root) is layered: an immutable *base*
+shard, shared with the generation that wrote it, plus this generation's *delta* shard (points
+written since the base) and its *masked* base points (replaced or deleted since). Reads merge
+them into exactly the points a plain collection would hold. Once delta and masked points pass
+`compact_ratio` of the base, the next refresh merges them into a new base: one copy, amortised
+over many refreshes. Collections with an HNSW graph (nodes) are copied whole: they are small.
+
+A generation's MANIFEST.json records each collection's layout; `<name>.masked.npy` holds the
+masked (id, root) pairs of a layered one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kgwalk.errors import KgwalkError
+from kgwalk.index.store import ROOT_FIELD, Hit, order_records, point_ids
+
+_MANIFEST = "MANIFEST.json"
+_RETRIEVE_BATCH = 1024
+_SCROLL_BATCH = 4096
+_NO_ROOT = -1  # masked points whose payload has no root (only reachable by searches without one)
+
+
+@dataclass
+class Layout:
+    """One collection of a generation. `base` is its shard folder relative to the store folder:
+    this generation's own `<generation>/<name>` for a plain collection, an earlier generation's
+    for a layered one, whose own folder then holds the delta."""
+
+    dim: int
+    graph: bool
+    base: str
+    base_points: int
+    delta_points: int = 0
+    masked_points: int = 0
+
+
+class _Collection:
+    """The open shards of one collection and its masked base points (sorted by id)."""
+
+    def __init__(self, base: Any, delta: Any | None, masked: np.ndarray) -> None:
+        self.base, self.delta = base, delta
+        order = np.argsort(masked[:, 0])
+        self.masked_ids, self.masked_roots = masked[order, 0], masked[order, 1]
+        self._by_root: dict[int, set[int]] | None = None
+
+    @property
+    def writable(self) -> Any:
+        return self.delta if self.delta is not None else self.base
+
+    def is_masked(self, ids: np.ndarray) -> np.ndarray:
+        pos = np.minimum(np.searchsorted(self.masked_ids, ids), max(len(self.masked_ids) - 1, 0))
+        return (self.masked_ids[pos] == ids) if len(self.masked_ids) else np.zeros(len(ids), bool)
+
+    def mask(self, ids: np.ndarray, roots: np.ndarray) -> None:
+        ids, roots = np.concatenate([self.masked_ids, ids]), np.concatenate([self.masked_roots, roots])
+        order = np.argsort(ids)
+        self.masked_ids, self.masked_roots = ids[order], roots[order]
+        self._by_root = None
+
+    def masked_of(self, root: int | None) -> set[int]:
+        """Point ids (Qdrant's unsigned form) of the masked base points a search must skip."""
+        if root is None:
+            return set(point_ids(self.masked_ids))
+        if self._by_root is None:
+            self._by_root = {}
+            for r, i in zip(self.masked_roots.tolist(), point_ids(self.masked_ids)):
+                self._by_root.setdefault(r, set()).add(i)
+        return self._by_root.get(int(root), set())
+
+    def masked_pairs(self) -> np.ndarray:
+        return np.stack([self.masked_ids, self.masked_roots], axis=1)
+
+    def close(self) -> None:
+        for shard in (self.base, self.delta):
+            if shard is not None:
+                shard.close()
+
+
+def _shard_config(dim: int, graph: bool, hnsw_m: int):
+    from qdrant_edge import Distance, EdgeConfig, EdgeVectorParams, HnswIndexConfig
+
+    hnsw = HnswIndexConfig(m=hnsw_m if graph else 0, ef_construct=100, full_scan_threshold=10000)
+    # No WAL: a generation that was not committed is thrown away, never recovered.
+    return EdgeConfig(vectors=EdgeVectorParams(size=dim, distance=Distance.Cosine), hnsw_config=hnsw, wal_enabled=False)
+
+
+def _create_shard(path: Path, dim: int, graph: bool, hnsw_m: int):
+    from qdrant_edge import EdgeShard, PayloadSchemaType, UpdateOperation
+
+    shutil.rmtree(path, ignore_errors=True)
+    shard = EdgeShard.create(str(path), _shard_config(dim, graph, hnsw_m))
+    if not graph:
+        shard.update(UpdateOperation.create_field_index(ROOT_FIELD, PayloadSchemaType.Integer))
+    return shard
+
+
+def _write_atomically(path: Path, write) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        write(f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+class EdgeStore:
+    """Qdrant's in-process engine, one generation folder per version of the index (see the
+    module's docstring). `compact_ratio`: a refresh merges a layered collection's delta into a
+    new base once its delta and masked points pass this fraction of the base."""
+
+    def __init__(self, folder: str | Path, compact_ratio: float = 0.2) -> None:
+        import qdrant_edge  # noqa: F401 - fail here, not mid-build, if it is missing
+
+        self.folder = Path(folder)
+        self.compact_ratio = compact_ratio
+        self._open: dict[str, _Collection] = {}
+        self._layouts: dict[str, Layout] | None = None
+        self._generation: str | None = None  # the one this store reads, or writes after begin()
+        self._writing = False
+
+    # -- generations ---------------------------------------------------------------------
+    def live_generation(self) -> str | None:
+        current = self.folder / "CURRENT"
+        return json.loads(current.read_text())["generation"] if current.exists() else None
+
+    def _gen(self) -> str:
+        if self._generation is None:
+            self._generation = self.live_generation()
+            if self._generation is None:
+                raise KgwalkError(f"no index under {self.folder} (run `kgwalk index` first)")
+        return self._generation
+
+    def _masked_path(self, generation: str, name: str) -> Path:
+        return self.folder / generation / f"{name}.masked.npy"
+
+    def _read_layouts(self, generation: str) -> dict[str, Layout]:
+        manifest = self.folder / generation / _MANIFEST
+        if manifest.exists():
+            return {name: Layout(**v) for name, v in json.loads(manifest.read_text())["collections"].items()}
+        # A generation written before layouts were recorded: every collection is plain.
+        return {p.name: self._infer_layout(f"{generation}/{p.name}") for p in (self.folder / generation).iterdir() if p.is_dir()}
+
+    def _infer_layout(self, base: str) -> Layout:
+        from qdrant_edge import EdgeShard, ScrollRequest
+
+        shard = EdgeShard.load(str(self.folder / base))
+        try:
+            info = shard.info()
+            records, _ = shard.scroll(ScrollRequest(limit=1, with_vector=True))
+            dim = len(records[0].vector) if records else 0
+            return Layout(dim=dim, graph=ROOT_FIELD not in info.payload_schema, base=base, base_points=info.points_count)
+        finally:
+            shard.close()
+
+    def layouts(self) -> dict[str, Layout]:
+        """The collections of the generation this store reads (or writes), with their layout."""
+        if self._layouts is None:
+            self._layouts = self._read_layouts(self._gen())
+        return self._layouts
+
+    def begin(self, copy: bool = False) -> None:
+        self.close()
+        live = self.live_generation()
+        self.folder.mkdir(parents=True, exist_ok=True)
+        for path in self.folder.glob("g*"):  # leftovers of a writer that crashed before its commit
+            if path.is_dir() and (live is None or path.name > live):
+                shutil.rmtree(path)
+        self._generation = f"g{int(live[1:]) + 1 if live else 1:06d}"
+        (self.folder / self._generation).mkdir()
+        self._layouts = {}
+        self._writing = True
+        if copy and live:
+            for name, layout in self._read_layouts(live).items():
+                self._layouts[name] = self._carry_over(live, name, layout)
+
+    def _carry_over(self, live: str, name: str, layout: Layout) -> Layout:
+        """The live generation's collection `name` in the new generation, ready for writes."""
+        own, live_own = self.folder / self._gen() / name, self.folder / live / name
+        if layout.graph:  # searched globally by HNSW: copied whole
+            shutil.copytree(live_own, own)
+            return Layout(layout.dim, True, f"{self._gen()}/{name}", layout.base_points)
+        if layout.base == f"{live}/{name}":  # plain: it becomes the base, and a delta starts
+            _create_shard(own, layout.dim, graph=False, hnsw_m=0).close()
+            _write_atomically(self._masked_path(self._gen(), name), lambda f: np.save(f, np.zeros((0, 2), np.int64)))
+            return Layout(layout.dim, False, layout.base, layout.base_points)
+        changed = layout.delta_points + layout.masked_points
+        if changed <= self.compact_ratio * max(layout.base_points, 1):
+            shutil.copytree(live_own, own)
+            shutil.copy(self._masked_path(live, name), self._masked_path(self._gen(), name))
+            return layout
+        return self._compact(live, name, layout)
+
+    def _compact(self, live: str, name: str, layout: Layout) -> Layout:
+        """A new base: the live base copied, its masked points deleted, the delta's points added."""
+        from qdrant_edge import EdgeShard, ScrollRequest, UpdateOperation
+
+        own = self.folder / self._gen() / name
+        shutil.copytree(self.folder / layout.base, own)
+        merged = EdgeShard.load(str(own))
+        masked = np.load(self._masked_path(live, name))
+        if len(masked):
+            merged.update(UpdateOperation.delete_points(point_ids(masked[:, 0])))
+        delta = EdgeShard.load(str(self.folder / live / name))
+        offset = None
+        while True:
+            records, offset = delta.scroll(ScrollRequest(offset=offset, limit=_SCROLL_BATCH, with_payload=True, with_vector=True))
+            if records:
+                self._upsert_records(merged, records)
+            if offset is None:
+                break
+        delta.close()
+        merged.optimize()
+        merged.flush()
+        points = merged.info().points_count
+        merged.close()
+        return Layout(layout.dim, False, f"{self._gen()}/{name}", points)
+
+    @staticmethod
+    def _upsert_records(shard: Any, records: list) -> None:
+        from qdrant_edge import Point, UpdateOperation
+
+        shard.update(UpdateOperation.upsert_points([Point(id=r.id, vector=r.vector, payload=r.payload) for r in records]))
+
+    # -- writing -------------------------------------------------------------------------
+    def _require_writing(self) -> None:
+        if not self._writing:
+            raise RuntimeError("call begin() before writing to the index")
+
+    def create(self, collection: str, dim: int, graph: bool, hnsw_m: int) -> None:
+        self._require_writing()
+        self._close(collection)
+        shard = _create_shard(self.folder / self._gen() / collection, dim, graph, hnsw_m)
+        self.layouts()[collection] = Layout(dim, graph, f"{self._gen()}/{collection}", 0)
+        self._open[collection] = _Collection(shard, None, np.zeros((0, 2), np.int64))
+
+    def _collection(self, name: str) -> _Collection:
+        if name not in self._open:
+            from qdrant_edge import EdgeShard
+
+            layout = self.layouts().get(name)
+            if layout is None:
+                raise KgwalkError(f"no index collection {name!r} under {self.folder} (run `kgwalk index` first)")
+            base = EdgeShard.load(str(self.folder / layout.base))
+            own = f"{self._gen()}/{name}"
+            if layout.base == own:
+                self._open[name] = _Collection(base, None, np.zeros((0, 2), np.int64))
+            else:
+                masked = np.load(self._masked_path(self._gen(), name))
+                self._open[name] = _Collection(base, EdgeShard.load(str(self.folder / own)), masked)
+        return self._open[name]
+
+    def _hide_in_base(self, c: _Collection, ids: np.ndarray) -> None:
+        """Mask the base points among `ids` that are not masked yet: they are replaced or deleted."""
+        ids = np.unique(np.asarray(ids, np.int64))
+        ids = ids[~c.is_masked(ids)]
+        for start in range(0, len(ids), _RETRIEVE_BATCH):
+            records = c.base.retrieve(point_ids=point_ids(ids[start : start + _RETRIEVE_BATCH]), with_payload=True, with_vector=False)
+            if records:
+                found = np.array([r.id for r in records], np.uint64).view(np.int64)
+                roots = np.array([(r.payload or {}).get(ROOT_FIELD, _NO_ROOT) for r in records], np.int64)
+                c.mask(found, roots)
+
+    def upsert(self, collection: str, ids: np.ndarray, vectors: np.ndarray, payloads: list[dict[str, Any]]) -> None:
+        from qdrant_edge import Point, UpdateOperation
+
+        self._require_writing()
+        c = self._collection(collection)
+        if c.delta is not None:
+            self._hide_in_base(c, ids)
+        points = [Point(id=i, vector=v, payload=p) for i, v, p in zip(point_ids(ids), vectors.tolist(), payloads)]
+        c.writable.update(UpdateOperation.upsert_points(points))
+
+    def delete(self, collection: str, ids: np.ndarray) -> None:
+        from qdrant_edge import UpdateOperation
+
+        self._require_writing()
+        if not len(ids):
+            return
+        c = self._collection(collection)
+        c.writable.update(UpdateOperation.delete_points(point_ids(ids)))
+        if c.delta is not None:
+            self._hide_in_base(c, ids)
+
+    def finish(self, collection: str) -> None:
+        shard = self._collection(collection).writable
+        shard.optimize()
+        shard.flush()
+
+    def commit(self) -> None:
+        self._require_writing()
+        gen = self.folder / self._gen()
+        layouts = self.layouts()
+        for name, c in self._open.items():
+            c.writable.flush()
+            layout = layouts[name]
+            if c.delta is None:
+                layout.base_points = c.base.info().points_count
+            else:
+                layout.delta_points, layout.masked_points = c.delta.info().points_count, len(c.masked_ids)
+                _write_atomically(self._masked_path(self._gen(), name), lambda f, c=c: np.save(f, c.masked_pairs()))
+        _write_atomically(gen / _MANIFEST, lambda f: f.write(json.dumps({"collections": {n: asdict(v) for n, v in layouts.items()}}, indent=1).encode()))
+        self.close()
+        previous = self.live_generation()
+        _write_atomically(self.folder / "CURRENT", lambda f: f.write(json.dumps({"generation": self._generation}).encode()))  # readers switch
+        self._drop_unreferenced(keep={self._gen(), previous})
+        self._writing = False
+
+    def _drop_unreferenced(self, keep: set[str | None]) -> None:
+        """Delete old generations, except the shards that a kept generation uses as its base."""
+        used = set()
+        for gen in keep:  # a generation without a manifest has only plain collections: nothing outside it
+            manifest = self.folder / str(gen) / _MANIFEST
+            if gen and manifest.exists():
+                used |= {v["base"] for v in json.loads(manifest.read_text())["collections"].values()}
+        for gen in self.folder.glob("g*"):
+            if not gen.is_dir() or gen.name in keep:
+                continue
+            for path in gen.iterdir():
+                if f"{gen.name}/{path.name}" not in used:
+                    shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
+            if not any(gen.iterdir()):
+                gen.rmdir()
+
+    # -- reading -------------------------------------------------------------------------
+    def retrieve(self, collection: str, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
+        c = self._collection(collection)
+        ids = np.asarray(ids, np.int64)
+        records = [(r.id, r.vector, r.payload) for r in c.writable.retrieve(point_ids=point_ids(ids), with_payload=True, with_vector=True)]
+        if c.delta is not None:
+            found = np.array([r[0] for r in records], np.uint64).view(np.int64)
+            rest = ids[~np.isin(ids, found) & ~c.is_masked(ids)]
+            if len(rest):
+                records += [(r.id, r.vector, r.payload) for r in c.base.retrieve(point_ids=point_ids(rest), with_payload=True, with_vector=True)]
+        return order_records(ids, records)
+
+    def search(self, collection: str, vector: np.ndarray, k: int, root: int | None = None) -> list[Hit]:
+        from qdrant_edge import FieldCondition, Filter, HasIdCondition, MatchValue, Query, QueryRequest
+
+        c = self._collection(collection)
+        must = None if root is None else [FieldCondition(key=ROOT_FIELD, match=MatchValue(value=int(root)))]
+        query = Query.Nearest(np.asarray(vector, np.float32).tolist())
+
+        def hits(shard: Any, must_not: list | None) -> list[Hit]:
+            flt = Filter(must=must, must_not=must_not) if must or must_not else None
+            return [Hit(int(np.uint64(p.id).view(np.int64)), float(p.score), dict(p.payload or {}))
+                    for p in shard.query(QueryRequest(limit=k, query=query, filter=flt, with_payload=True))]
+
+        if c.delta is None:
+            return hits(c.base, None)
+        masked = c.masked_of(root)
+        merged = hits(c.delta, None) + hits(c.base, [HasIdCondition(point_ids=masked)] if masked else None)
+        return sorted(merged, key=lambda h: -h.score)[:k]
+
+    def count(self, collection: str) -> int:
+        from qdrant_edge import CountRequest
+
+        c = self._collection(collection)
+        total = int(c.base.count(CountRequest(exact=True)))
+        if c.delta is not None:
+            total += int(c.delta.count(CountRequest(exact=True))) - len(c.masked_ids)
+        return total
+
+    def _close(self, collection: str) -> None:
+        c = self._open.pop(collection, None)
+        if c is not None:
+            c.close()
+
+    def close(self) -> None:
+        for name in list(self._open):
+            self._close(name)
