@@ -55,15 +55,23 @@ class NodeSums:
         return v.astype(np.float32)
 
 
-def walk_meta(walks: pa.Table, texts: pa.Table, labels: LabelLookup) -> pa.Table:
-    """What a walk point carries, one row per walk sorted by walk_id: the payload columns plus
-    text_id (to match vectors). `texts` must hold exactly the walks' ids."""
-    walks = walks.select(PAYLOAD_COLUMNS).sort_by("walk_id")
-    texts = texts.select(["walk_id", "text", "text_id"]).sort_by("walk_id")
+def with_texts(walks: pa.Table, texts: pa.Table) -> pa.Table:
+    """`walks` sorted by walk_id with the columns of `texts` (but walk_id) appended; `texts` must
+    hold exactly the walks' ids."""
+    walks, texts = walks.sort_by("walk_id"), texts.sort_by("walk_id")
     if not walks.column("walk_id").equals(texts.column("walk_id")):
         raise KgwalkError(f"texts ({texts.num_rows:,}) do not match walks ({walks.num_rows:,}): rerun `kgwalk verbalize`")
-    meta = labels.attach(walks).drop_columns(["rels"])
-    return meta.append_column("text", texts.column("text")).append_column("text_id", texts.column("text_id"))
+    for name in texts.column_names:
+        if name != "walk_id":
+            walks = walks.append_column(name, texts.column(name))
+    return walks
+
+
+def walk_meta(walks: pa.Table, texts: pa.Table, labels: LabelLookup) -> pa.Table:
+    """What a walk point carries, one row per walk sorted by walk_id: the payload columns plus
+    text_id (to match vectors)."""
+    walks = labels.attach(walks.select(PAYLOAD_COLUMNS)).drop_columns(["rels"])
+    return with_texts(walks, texts.select(["walk_id", "text", "text_id"]))
 
 
 def walk_payloads(meta: pa.Table) -> list[dict]:

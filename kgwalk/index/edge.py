@@ -340,16 +340,19 @@ class EdgeStore:
                 gen.rmdir()
 
     # -- reading -------------------------------------------------------------------------
-    def retrieve(self, collection: str, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
+    def retrieve(self, collection: str, ids: np.ndarray, payloads: bool = True) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
         c = self._collection(collection)
         ids = np.asarray(ids, np.int64)
-        records = [(r.id, r.vector, r.payload) for r in c.writable.retrieve(point_ids=point_ids(ids), with_payload=True, with_vector=True)]
+
+        def records(shard: Any, wanted: np.ndarray) -> list[tuple]:
+            return [(r.id, r.vector, r.payload) for r in shard.retrieve(point_ids=point_ids(wanted), with_payload=payloads, with_vector=True)]
+
+        found = records(c.writable, ids)
         if c.delta is not None:
-            found = np.array([r[0] for r in records], np.uint64).view(np.int64)
-            rest = ids[~np.isin(ids, found) & ~c.is_masked(ids)]
+            rest = ids[~np.isin(ids, np.array([r[0] for r in found], np.uint64).view(np.int64)) & ~c.is_masked(ids)]
             if len(rest):
-                records += [(r.id, r.vector, r.payload) for r in c.base.retrieve(point_ids=point_ids(rest), with_payload=True, with_vector=True)]
-        return order_records(ids, records)
+                found += records(c.base, rest)
+        return order_records(ids, found)
 
     def search(self, collection: str, vector: np.ndarray, k: int, root: int | None = None) -> list[Hit]:
         from qdrant_edge import FieldCondition, Filter, HasIdCondition, MatchValue, Query, QueryRequest

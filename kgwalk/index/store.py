@@ -53,8 +53,9 @@ class VectorStore(Protocol):
 
     def delete(self, collection: str, ids: np.ndarray) -> None: ...
 
-    def retrieve(self, collection: str, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
-        """(ids found, their vectors, payloads), in the order of `ids`; missing ids are skipped."""
+    def retrieve(self, collection: str, ids: np.ndarray, payloads: bool = True) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
+        """(ids found, their vectors, payloads), in the order of `ids`; missing ids are skipped.
+        `payloads=False` leaves them empty: reading them costs more than the vectors."""
 
     def finish(self, collection: str) -> None:
         """Build indexes and make the collection durable."""
@@ -178,8 +179,8 @@ class ServerStore:
             selector = models.PointIdsList(points=point_ids(ids))
             self._call(f"deleting {len(ids):,} points", lambda: self.client.delete(self._target(collection), points_selector=selector, wait=True))
 
-    def retrieve(self, collection: str, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
-        records = self._call("retrieving points", lambda: self.client.retrieve(self._target(collection), ids=point_ids(ids), with_payload=True, with_vectors=True))
+    def retrieve(self, collection: str, ids: np.ndarray, payloads: bool = True) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
+        records = self._call("retrieving points", lambda: self.client.retrieve(self._target(collection), ids=point_ids(ids), with_payload=payloads, with_vectors=True))
         return order_records(ids, [(r.id, r.vector, r.payload) for r in records])
 
     def finish(self, collection: str) -> None:

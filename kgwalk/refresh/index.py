@@ -20,7 +20,7 @@ import pyarrow.dataset as ds
 from kgwalk.config import Config
 from kgwalk.errors import KgwalkError
 from kgwalk.faults import crashpoint
-from kgwalk.index.build import PAYLOAD_COLUMNS, NodeSums, matching_vectors, node_payloads, walk_meta, walk_payloads
+from kgwalk.index.build import PAYLOAD_COLUMNS, NodeSums, matching_vectors, node_payloads, walk_meta, walk_payloads, with_texts
 from kgwalk.index.store import VectorStore, collection_names, index_version, open_store
 from kgwalk.refresh.diff import isin, mentions, relabelled, text_pairs
 from kgwalk.refresh.job import RefreshReport
@@ -33,12 +33,13 @@ _INPUTS = ("walks", "texts", "vectors", "entities", "relations")
 _RETRIEVE_BATCH = 1024
 
 
-def _table_vectors(cfg: Config, meta: pa.Table, rows: np.ndarray, since: int) -> np.ndarray:
-    """Vectors of meta rows from the vectors table: the files added since version `since` first
-    (a refresh appends there), the whole table only for rows still missing."""
+def _table_vectors(cfg: Config, keys: pa.Table, rows: np.ndarray, since: int) -> np.ndarray:
+    """Vectors of the walks at `rows` of `keys` (walk_id, text_id) from the vectors table: the files
+    added since version `since` first (a refresh appends there), the whole table only for rows
+    still missing."""
     if not len(rows):
         return np.zeros((0, 0), np.float32)
-    part = meta.take(pa.array(rows))
+    part = keys.take(pa.array(rows))
     ids, text_ids = part.column("walk_id").to_numpy(), part.column("text_id").to_numpy()
     order = np.argsort(ids)
     ids, text_ids = ids[order], text_ids[order]
@@ -67,11 +68,17 @@ def _index_vectors(store: VectorStore, collection: str, ids: np.ndarray) -> np.n
     parts = []
     for start in range(0, len(ids), _RETRIEVE_BATCH):
         chunk = ids[start : start + _RETRIEVE_BATCH]
-        got, vecs, _ = store.retrieve(collection, chunk)
+        got, vecs, _ = store.retrieve(collection, chunk, payloads=False)
         if len(got) != len(chunk):
             raise KgwalkError(f"the index lacks {len(chunk) - len(got):,} walk points it should have: run `kgwalk index`")
         parts.append(vecs)
     return np.concatenate(parts) if parts else np.zeros((0, 0), np.float32)
+
+
+def _rows_of(cfg: Config, table: str, columns: list[str], ids: np.ndarray) -> pa.Table:
+    """The current rows of `table` whose walk_id is among `ids`."""
+    dataset = open_table(cfg.table(table)).to_pyarrow_dataset()
+    return dataset.to_table(columns=columns, filter=ds.field("walk_id").isin(pa.array(ids, pa.int64())))
 
 
 def refresh_index(cfg: Config, state: dict[str, TableState], report: RefreshReport) -> None:
@@ -81,25 +88,31 @@ def refresh_index(cfg: Config, state: dict[str, TableState], report: RefreshRepo
         report.skipped.append("index")
         return
     labels = load_labels(cfg)
-    walks = read_table(cfg.table("walks"), PAYLOAD_COLUMNS)
-    meta = walk_meta(walks, read_table(cfg.table("texts"), ["walk_id", "text", "text_id"]), labels)
-    walks = walks.sort_by("walk_id")  # row i of walks is row i of meta
+    # Every walk's keys, but payloads (labels, texts) only for the points written: at 5.9M walks
+    # the whole table's payloads would cost more than the refresh's own work.
+    keys = with_texts(read_table(cfg.table("walks"), ["walk_id", "root", "count"]), read_table(cfg.table("texts"), ["walk_id", "text_id"]))
     old_walks = read_version(cfg.table("walks"), done["walks"], ["walk_id", "root", "count"]).sort_by("walk_id")
     old_texts = read_version(cfg.table("texts"), done["texts"], ["walk_id", "text_id"])
-    ids, roots = meta.column("walk_id").to_numpy(), meta.column("root").to_numpy()
+    ids, roots = keys.column("walk_id").to_numpy(), keys.column("root").to_numpy()
     old_ids = old_walks.column("walk_id").to_numpy()
 
-    new_vector = ~isin(pa.array(text_pairs(meta)), text_pairs(old_texts))  # a new walk, or a new text
+    new_vector = ~isin(pa.array(text_pairs(keys)), text_pairs(old_texts))  # a new walk, or a new text
     pos = np.minimum(np.searchsorted(old_ids, ids), max(len(old_ids) - 1, 0))
     existed = old_ids[pos] == ids if len(old_ids) else np.zeros(len(ids), bool)
-    recount = existed & (old_walks.column("count").to_numpy()[pos] != meta.column("count").to_numpy())
+    recount = existed & (old_walks.column("count").to_numpy()[pos] != keys.column("count").to_numpy())
     new_entities, new_relations = (relabelled(cfg, t, done[t]) for t in ("entities", "relations"))
-    payload_only = (recount | mentions(walks, new_entities, new_relations)) & ~new_vector
+    relabel = np.zeros(len(ids), bool)
+    if len(new_entities) or len(new_relations):
+        relabel = mentions(read_table(cfg.table("walks"), ["walk_id", "nodes", "rels"]).sort_by("walk_id"), new_entities, new_relations)
+    payload_only = (recount | relabel) & ~new_vector
     vanished = ~isin(old_walks.column("walk_id"), ids)
     gone = old_ids[vanished]
     node_roots = np.unique(np.concatenate([roots[new_vector], old_walks.column("root").to_numpy()[vanished], new_entities]))
     upsert_rows = np.flatnonzero(new_vector | payload_only)
     node_rows = np.flatnonzero(isin(pa.array(roots), node_roots))  # every walk of those roots
+    meta = walk_meta(  # row i: the walk at upsert_rows[i] (both sorted by walk_id)
+        _rows_of(cfg, "walks", PAYLOAD_COLUMNS, ids[upsert_rows]), _rows_of(cfg, "texts", ["walk_id", "text", "text_id"], ids[upsert_rows]), labels
+    )
 
     store = open_store(cfg)
     nodes_c, walks_c = collection_names(cfg)
@@ -107,7 +120,7 @@ def refresh_index(cfg: Config, state: dict[str, TableState], report: RefreshRepo
     # One vector per row that needs one: from `vectors` where the text is new, else from the index.
     table_rows = np.flatnonzero(new_vector)
     index_rows = np.setdiff1d(np.union1d(upsert_rows, node_rows), table_rows)
-    from_table = _table_vectors(cfg, meta, table_rows, done["vectors"])
+    from_table = _table_vectors(cfg, keys, table_rows, done["vectors"])
     from_index = _index_vectors(store, walks_c, ids[index_rows])
     rows = np.concatenate([table_rows, index_rows])
     vectors = np.concatenate([v for v in (from_table, from_index) if len(v)]) if len(rows) else np.zeros((0, 1), np.float32)
@@ -127,7 +140,7 @@ def refresh_index(cfg: Config, state: dict[str, TableState], report: RefreshRepo
         store.upsert(nodes_c, live_roots[part], sums.node_vectors(part), node_payloads(live_roots[part], labels, sums.walks[part]))
     for start in range(0, len(upsert_rows), step):
         part = upsert_rows[start : start + step]
-        store.upsert(walks_c, ids[part], vector_of(part), walk_payloads(meta.take(pa.array(part))))
+        store.upsert(walks_c, ids[part], vector_of(part), walk_payloads(meta.slice(start, len(part))))
         crashpoint("index.upserting")
     store.delete(walks_c, gone)
     store.delete(nodes_c, dead_roots)
