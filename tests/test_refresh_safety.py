@@ -4,6 +4,7 @@ readers see the old or the new index. Runs the real CLI in subprocesses."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -88,6 +89,9 @@ def test_a_second_writer_is_refused_and_a_killed_holder_frees_the_lock(baseline,
     status = subprocess.run([sys.executable, "-m", "kgwalk.cli", "status", "--warehouse", cfg.warehouse, "--name", cfg.name],
                             capture_output=True, text=True)
     assert status.stdout.count("up to date") == 4 and "writer lock: free" in status.stdout
+    # The walks went layered (base from the build, a delta from the refresh); nodes were copied.
+    walks_c = collection_names(cfg)[1]
+    assert re.search(rf"\n +generation g000002: .*{walks_c} base g000001 \([\d,]+ points\) \+ delta [1-9]", status.stdout), status.stdout
 
 
 def _walk_sets(cfg) -> dict[int, frozenset]:

@@ -239,6 +239,18 @@ class EdgeStore:
 
         shard.update(UpdateOperation.upsert_points([Point(id=r.id, vector=r.vector, payload=r.payload) for r in records]))
 
+    def describe(self) -> str:
+        """One line on the live generation's collections, for `kgwalk status`."""
+        parts = []
+        for name, layout in self.layouts().items():
+            if layout.base == f"{self._gen()}/{name}":
+                parts.append(f"{name} {layout.base_points:,} points")
+            else:
+                changed = (layout.delta_points + layout.masked_points) / max(layout.base_points, 1)
+                parts.append(f"{name} base {layout.base.split('/')[0]} ({layout.base_points:,} points) + delta {layout.delta_points:,}, "
+                             f"masked {layout.masked_points:,} ({changed:.1%}; compacts past {self.compact_ratio:.0%})")
+        return f"generation {self._gen()}: " + "; ".join(parts)
+
     # -- writing -------------------------------------------------------------------------
     def _require_writing(self) -> None:
         if not self._writing:

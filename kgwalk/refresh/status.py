@@ -30,6 +30,10 @@ def status_text(cfg: Config) -> str:
         reflects = ", ".join(f"{t} v{s.reflects[t]}" for t in inputs if t in s.reflects)
         verdict = "up to date" if not stale else "behind: " + "; ".join(stale) + " (run `kgwalk refresh` or `kgwalk build`)"
         lines.append(f"  {table:<9} version {s.version:>4}  reflects {reflects}; {verdict}  [{s.updated}]")
+    if now.get("index"):
+        from kgwalk.index.edge import EdgeStore
+
+        lines.append(f"  {'':<9} {EdgeStore(cfg.root / 'qdrant', cfg.index.compact_ratio).describe()}")
     lock = cfg.root / "_writer.lock"
     holder = lock.read_text().strip() if lock.exists() else ""
     lines.append(f"  writer lock: {'free' if not _held(lock) else 'held by ' + holder}")
