@@ -113,7 +113,7 @@ def run_embed(cfg: Config) -> int:
 
 
 def run_index(cfg: Config) -> IndexResult:
-    from kgwalk.index.build import build_index
+    from kgwalk.index.build import INDEX_INPUTS, build_index
 
     def describe(r) -> str:
         size = folder_bytes(cfg.root / "qdrant") if cfg.index.backend == "edge" else 0
@@ -122,8 +122,7 @@ def run_index(cfg: Config) -> IndexResult:
             text += f" ({r.entities_without_walks:,} entities have no walk and no node point)"
         return text + (f"; index {size / 2**20:,.1f} MiB" if size else "")
 
-    inputs = ("walks", "texts", "vectors", "entities", "relations")
-    return timed("index", lambda: recorded(cfg, "index", inputs, lambda: build_index(cfg)), describe)
+    return timed("index", lambda: recorded(cfg, "index", INDEX_INPUTS, lambda: build_index(cfg)), describe)
 
 
 @dataclass

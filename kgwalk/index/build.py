@@ -13,11 +13,13 @@ from kgwalk.config import Config
 from kgwalk.embed.pipeline import arrow_to_vectors
 from kgwalk.errors import KgwalkError
 from kgwalk.index.store import collection_names, open_store
+from kgwalk.stages import versions
 from kgwalk.storage import open_table, read_table
 from kgwalk.verbalize.pipeline import load_labels
 from kgwalk.walks.labels import LabelLookup
 
 PAYLOAD_COLUMNS = ["walk_id", "root", "kind", "count", "nodes", "rels", "inverse"]
+INDEX_INPUTS = ("walks", "texts", "vectors", "entities", "relations")
 _FIXED_POINT = 2.0**40  # unit-vector components as int64 multiples of 2^-40: exact, order-free sums
 
 
@@ -40,14 +42,17 @@ class NodeSums:
         self.sums = np.zeros((len(self.root_ids), dim), np.int64)
         self.walks = np.zeros(len(self.root_ids), np.int64)
 
-    def add(self, roots: np.ndarray, vectors: np.ndarray) -> None:
+    def add(self, roots: np.ndarray, vectors: np.ndarray, sign: int = 1) -> None:
+        """Add walks' vectors to their roots' sums (sign -1: take walks away, exactly)."""
+        if not len(roots):
+            return
         rows = np.searchsorted(self.root_ids, roots)
         order = np.argsort(rows, kind="stable")
         sorted_rows = rows[order]
         starts = np.flatnonzero(np.r_[True, sorted_rows[1:] != sorted_rows[:-1]])
         fixed = np.rint(vectors[order].astype(np.float64) * _FIXED_POINT).astype(np.int64)
-        self.sums[sorted_rows[starts]] += np.add.reduceat(fixed, starts, axis=0)
-        self.walks += np.bincount(rows, minlength=len(self.root_ids))
+        self.sums[sorted_rows[starts]] += sign * np.add.reduceat(fixed, starts, axis=0)
+        self.walks += sign * np.bincount(rows, minlength=len(self.root_ids))
 
     def node_vectors(self, rows: np.ndarray) -> np.ndarray:
         v = self.sums[rows].astype(np.float64)
@@ -111,6 +116,7 @@ def build_index(cfg: Config, progress: bool = True) -> IndexResult:
     meta_text_ids = meta.column("text_id").to_numpy()
     taken = np.zeros(len(meta_ids), bool)
 
+    reflects = versions(cfg, INDEX_INPUTS)
     store = open_store(cfg)
     store.begin()
     nodes_c, walks_c = collection_names(cfg)
@@ -139,8 +145,9 @@ def build_index(cfg: Config, progress: bool = True) -> IndexResult:
         rows = has_walks[start : start + step]
         ids = sums.root_ids[rows]
         store.upsert(nodes_c, ids, sums.node_vectors(rows), node_payloads(ids, labels, sums.walks[rows]))
+    store.write_sums(nodes_c, sums.root_ids[has_walks], sums.sums[has_walks], sums.walks[has_walks])
     store.finish(nodes_c)
-    store.commit()
+    store.commit(reflects)
     store.close()
     entities = len(labels.entity_ids)
     return IndexResult(walks=meta.num_rows, nodes=len(has_walks), entities_without_walks=entities - len(has_walks))

@@ -14,6 +14,13 @@ them into exactly the points a plain collection would hold. Once delta and maske
 `compact_ratio` of the base, the next refresh merges them into a new base: one copy, amortised
 over many refreshes. Collections with an HNSW graph (nodes) are copied whole: they are small.
 
+Node sums. A node vector is the normalized sum of its root's walk vectors, in fixed point (see
+kgwalk.index.build.NodeSums). The store keeps those exact sums beside the node collection, so a
+refresh updates a node by adding its new walks' vectors and subtracting its vanished ones, and
+need not read every walk of the root. They are layered too: a base file written by a build (or a
+compaction), `<name>.sums.npy` with `<name>.sums.roots.npy`, plus a generation's
+`<name>.sums-delta.npz` of the roots changed since.
+
 A generation's MANIFEST.json records each collection's layout; `<name>.masked.npy` holds the
 masked (id, root) pairs of a layered one.
 """
@@ -50,6 +57,8 @@ class Layout:
     base_points: int
     delta_points: int = 0
     masked_points: int = 0
+    sums_base: str | None = None  # `<generation>/<name>` of the base node-sums files, if kept
+    sums_base_rows: int = 0
 
 
 class _Collection:
@@ -132,6 +141,7 @@ class EdgeStore:
         self.folder = Path(folder)
         self.compact_ratio = compact_ratio
         self._open: dict[str, _Collection] = {}
+        self._sums: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # collection: (roots, [walks, sums...]) written
         self._layouts: dict[str, Layout] | None = None
         self._generation: str | None = None  # the one this store reads, or writes after begin()
         self._writing = False
@@ -151,10 +161,21 @@ class EdgeStore:
     def _masked_path(self, generation: str, name: str) -> Path:
         return self.folder / generation / f"{name}.masked.npy"
 
+    def _sums_delta_path(self, generation: str, name: str) -> Path:
+        return self.folder / generation / f"{name}.sums-delta.npz"
+
+    def _manifest(self, generation: str) -> dict[str, Any] | None:
+        path = self.folder / generation / _MANIFEST
+        return json.loads(path.read_text()) if path.exists() else None
+
+    def reflects(self) -> dict[str, Any] | None:
+        live = self.live_generation()
+        return (self._manifest(live) or {}).get("reflects") if live else None
+
     def _read_layouts(self, generation: str) -> dict[str, Layout]:
-        manifest = self.folder / generation / _MANIFEST
-        if manifest.exists():
-            return {name: Layout(**v) for name, v in json.loads(manifest.read_text())["collections"].items()}
+        manifest = self._manifest(generation)
+        if manifest is not None:
+            return {name: Layout(**v) for name, v in manifest["collections"].items()}
         # A generation written before layouts were recorded: every collection is plain.
         return {p.name: self._infer_layout(f"{generation}/{p.name}") for p in (self.folder / generation).iterdir() if p.is_dir()}
 
@@ -194,9 +215,12 @@ class EdgeStore:
     def _carry_over(self, live: str, name: str, layout: Layout) -> Layout:
         """The live generation's collection `name` in the new generation, ready for writes."""
         own, live_own = self.folder / self._gen() / name, self.folder / live / name
-        if layout.graph:  # searched globally by HNSW: copied whole
+        if layout.graph:  # searched globally by HNSW: copied whole; its node sums stay layered
             shutil.copytree(live_own, own)
-            return Layout(layout.dim, True, f"{self._gen()}/{name}", layout.base_points)
+            if self._sums_delta_path(live, name).exists():
+                shutil.copy(self._sums_delta_path(live, name), self._sums_delta_path(self._gen(), name))
+            return Layout(layout.dim, True, f"{self._gen()}/{name}", layout.base_points,
+                          sums_base=layout.sums_base, sums_base_rows=layout.sums_base_rows)
         if layout.base == f"{live}/{name}":  # plain: it becomes the base, and a delta starts
             _create_shard(own, layout.dim, graph=False, hnsw_m=0).close()
             _write_atomically(self._masked_path(self._gen(), name), lambda f: np.save(f, np.zeros((0, 2), np.int64)))
@@ -261,6 +285,7 @@ class EdgeStore:
         self._close(collection)
         shard = _create_shard(self.folder / self._gen() / collection, dim, graph, hnsw_m)
         self.layouts()[collection] = Layout(dim, graph, f"{self._gen()}/{collection}", 0)
+        self._sums.pop(collection, None)
         self._open[collection] = _Collection(shard, None, np.zeros((0, 2), np.int64))
 
     def _collection(self, name: str) -> _Collection:
@@ -311,12 +336,76 @@ class EdgeStore:
         if c.delta is not None:
             self._hide_in_base(c, ids)
 
+    # -- node sums -----------------------------------------------------------------------
+    def has_sums(self, collection: str) -> bool:
+        return self.layouts()[collection].sums_base is not None
+
+    def _sums_delta(self, generation: str, name: str) -> tuple[np.ndarray, np.ndarray]:
+        path = self._sums_delta_path(generation, name)
+        if not path.exists():
+            return np.zeros(0, np.int64), np.zeros((0, 0), np.int64)
+        with np.load(path) as f:
+            return f["roots"], f["values"]
+
+    def read_sums(self, collection: str, roots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(fixed-point sums [len(roots), dim], walk counts) of these roots' node vectors in the
+        generation this store reads (before this writer's own `write_sums`); zeros for roots
+        without walks."""
+        layout = self.layouts()[collection]
+        roots = np.asarray(roots, np.int64)
+        values = np.zeros((len(roots), layout.dim + 1), np.int64)  # walks, then the sums
+        base_roots = np.load(self.folder / f"{layout.sums_base}.sums.roots.npy")
+        base = np.load(self.folder / f"{layout.sums_base}.sums.npy", mmap_mode="r")
+        for known, table in ((base_roots, base), self._sums_delta(self._gen(), collection)):  # the delta wins
+            if len(known):
+                pos = np.minimum(np.searchsorted(known, roots), len(known) - 1)
+                hit = np.flatnonzero(known[pos] == roots)
+                order = np.argsort(pos[hit])  # rows in file order: sequential reads of the mmap
+                values[hit[order]] = table[pos[hit][order]]
+        return values[:, 1:], values[:, 0]
+
+    def write_sums(self, collection: str, roots: np.ndarray, sums: np.ndarray, walks: np.ndarray) -> None:
+        """Set these roots' node sums (walks 0: the root has no node any more); kept at `commit`."""
+        self._require_writing()
+        rows = np.concatenate([np.asarray(walks, np.int64)[:, None], sums], axis=1)
+        old_roots, old_rows = self._sums.get(collection, (np.zeros(0, np.int64), np.zeros((0, rows.shape[1]), np.int64)))
+        roots, rows = np.concatenate([roots, old_roots]), np.concatenate([rows, old_rows])
+        roots, first = np.unique(roots, return_index=True)  # the latest write of a root wins
+        self._sums[collection] = roots, rows[first]
+
+    def _commit_sums(self, name: str, layout: Layout) -> None:
+        """The roots written in this generation join its delta, or a new base once the delta
+        passes `compact_ratio` of the base (always, for a build's new collection)."""
+        roots, rows = self._sums.pop(name)
+        delta_roots, delta_rows = self._sums_delta(self._gen(), name)
+        if len(delta_roots):
+            keep = ~np.isin(delta_roots, roots)
+            roots, rows = np.concatenate([roots, delta_roots[keep]]), np.concatenate([rows, delta_rows[keep]])
+        order = np.argsort(roots)
+        roots, rows = roots[order], rows[order]
+        if layout.sums_base is not None and len(roots) <= self.compact_ratio * max(layout.sums_base_rows, 1):
+            _write_atomically(self._sums_delta_path(self._gen(), name), lambda f: np.savez(f, roots=roots, values=rows))
+            return
+        if layout.sums_base is not None:  # fold the base in: the delta's rows win
+            base_roots = np.load(self.folder / f"{layout.sums_base}.sums.roots.npy")
+            keep = ~np.isin(base_roots, roots)
+            base = np.load(self.folder / f"{layout.sums_base}.sums.npy", mmap_mode="r")
+            roots, rows = np.concatenate([roots, base_roots[keep]]), np.concatenate([rows, base[keep]])
+            order = np.argsort(roots)
+            roots, rows = roots[order], rows[order]
+        alive = rows[:, 0] > 0
+        prefix = self.folder / self._gen() / name
+        _write_atomically(Path(f"{prefix}.sums.roots.npy"), lambda f: np.save(f, roots[alive]))
+        _write_atomically(Path(f"{prefix}.sums.npy"), lambda f: np.save(f, rows[alive]))
+        self._sums_delta_path(self._gen(), name).unlink(missing_ok=True)
+        layout.sums_base, layout.sums_base_rows = f"{self._gen()}/{name}", int(alive.sum())
+
     def finish(self, collection: str) -> None:
         shard = self._collection(collection).writable
         shard.optimize()
         shard.flush()
 
-    def commit(self) -> None:
+    def commit(self, reflects: dict[str, Any] | None = None) -> None:
         self._require_writing()
         gen = self.folder / self._gen()
         layouts = self.layouts()
@@ -328,7 +417,10 @@ class EdgeStore:
             else:
                 layout.delta_points, layout.masked_points = c.delta.info().points_count, len(c.masked_ids)
                 _write_atomically(self._masked_path(self._gen(), name), lambda f, c=c: np.save(f, c.masked_pairs()))
-        _write_atomically(gen / _MANIFEST, lambda f: f.write(json.dumps({"collections": {n: asdict(v) for n, v in layouts.items()}}, indent=1).encode()))
+        for name in list(self._sums):
+            self._commit_sums(name, layouts[name])
+        manifest = {"collections": {n: asdict(v) for n, v in layouts.items()}, "reflects": reflects}
+        _write_atomically(gen / _MANIFEST, lambda f: f.write(json.dumps(manifest, indent=1).encode()))
         self.close()
         previous = self.live_generation()
         _write_atomically(self.folder / "CURRENT", lambda f: f.write(json.dumps({"generation": self._generation}).encode()))  # readers switch
@@ -339,9 +431,12 @@ class EdgeStore:
         """Delete old generations, except the shards that a kept generation uses as its base."""
         used = set()
         for gen in keep:  # a generation without a manifest has only plain collections: nothing outside it
-            manifest = self.folder / str(gen) / _MANIFEST
-            if gen and manifest.exists():
-                used |= {v["base"] for v in json.loads(manifest.read_text())["collections"].values()}
+            manifest = self._manifest(gen) if gen else None
+            if manifest is not None:
+                for v in manifest["collections"].values():
+                    used.add(v["base"])
+                    if v.get("sums_base"):
+                        used |= {f"{v['sums_base']}.sums.npy", f"{v['sums_base']}.sums.roots.npy"}
         for gen in self.folder.glob("g*"):
             if not gen.is_dir() or gen.name in keep:
                 continue

@@ -57,11 +57,26 @@ class VectorStore(Protocol):
         """(ids found, their vectors, payloads), in the order of `ids`; missing ids are skipped.
         `payloads=False` leaves them empty: reading them costs more than the vectors."""
 
+    def has_sums(self, collection: str) -> bool:
+        """Whether the store keeps the exact node sums (kgwalk.index.build.NodeSums) of the live
+        version of this node collection, so that a refresh can update node vectors from the
+        walks that changed alone."""
+
+    def read_sums(self, collection: str, roots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(fixed-point sums, walk counts) of these roots; zeros for roots without walks."""
+
+    def write_sums(self, collection: str, roots: np.ndarray, sums: np.ndarray, walks: np.ndarray) -> None:
+        """Keep these roots' node sums with the new version (a store that keeps none ignores them)."""
+
     def finish(self, collection: str) -> None:
         """Build indexes and make the collection durable."""
 
-    def commit(self) -> None:
-        """Make the new version live for readers, every collection at once."""
+    def commit(self, reflects: dict[str, Any] | None = None) -> None:
+        """Make the new version live for readers, every collection at once; `reflects` (the
+        input versions it was made from) is kept with it where the store keeps versions."""
+
+    def reflects(self) -> dict[str, Any] | None:
+        """What the live version was committed with, if the store keeps it."""
 
     def search(self, collection: str, vector: np.ndarray, k: int, root: int | None = None) -> list[Hit]: ...
 
@@ -183,10 +198,22 @@ class ServerStore:
         records = self._call("retrieving points", lambda: self.client.retrieve(self._target(collection), ids=point_ids(ids), with_payload=payloads, with_vectors=True))
         return order_records(ids, [(r.id, r.vector, r.payload) for r in records])
 
+    def has_sums(self, collection: str) -> bool:
+        return False  # a refresh recomputes node vectors from all walks of the roots it changes
+
+    def read_sums(self, collection: str, roots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        raise NotImplementedError("the server backend keeps no node sums")
+
+    def write_sums(self, collection: str, roots: np.ndarray, sums: np.ndarray, walks: np.ndarray) -> None:
+        pass
+
     def finish(self, collection: str) -> None:
         pass  # upserts wait for acknowledgement; the server builds its indexes itself
 
-    def commit(self) -> None:
+    def reflects(self) -> dict[str, Any] | None:
+        return None  # points change in place; a refresh there is idempotent without it
+
+    def commit(self, reflects: dict[str, Any] | None = None) -> None:
         from qdrant_client import models
 
         switch, old = [], []

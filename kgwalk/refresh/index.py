@@ -2,9 +2,10 @@
 
 Walk points: upsert new walks and walks whose text changed (vector from `vectors`), rewrite the
 payload of walks whose count or labels changed (vector kept), delete walks that are gone. Node
-points: recompute the node vector of every root whose walk set or walk vectors changed (from
-all its walks, with the same fixed-point sums a full build uses, so bit-identical), update
-relabelled nodes, delete nodes that have no walks any more.
+points: recompute the node vector of every root whose walk set or walk vectors changed, with the
+same fixed-point sums a full build uses, so bit-identical: the edge backend keeps those sums, so
+only the changed walks' vectors are added and subtracted; otherwise from all the root's walks.
+Update relabelled nodes, delete nodes that have no walks any more.
 
 The edge backend writes a copy of the live generation and switches to it at once; the server
 backend writes in place in an order that never shows a walk without its node: nodes first,
@@ -20,7 +21,7 @@ import pyarrow.dataset as ds
 from kgwalk.config import Config
 from kgwalk.errors import KgwalkError
 from kgwalk.faults import crashpoint
-from kgwalk.index.build import PAYLOAD_COLUMNS, NodeSums, matching_vectors, node_payloads, walk_meta, walk_payloads, with_texts
+from kgwalk.index.build import INDEX_INPUTS, PAYLOAD_COLUMNS, NodeSums, matching_vectors, node_payloads, walk_meta, walk_payloads, with_texts
 from kgwalk.index.store import VectorStore, collection_names, index_version, open_store
 from kgwalk.refresh.diff import isin, mentions, relabelled, text_pairs
 from kgwalk.refresh.job import RefreshReport
@@ -29,7 +30,6 @@ from kgwalk.stages import versions
 from kgwalk.storage import open_table, read_table, read_version
 from kgwalk.verbalize.pipeline import load_labels
 
-_INPUTS = ("walks", "texts", "vectors", "entities", "relations")
 _RETRIEVE_BATCH = 1024
 
 
@@ -83,10 +83,20 @@ def _rows_of(cfg: Config, table: str, columns: list[str], ids: np.ndarray) -> pa
 
 def refresh_index(cfg: Config, state: dict[str, TableState], report: RefreshReport) -> None:
     done = state["index"].reflects
-    now = versions(cfg, _INPUTS)
-    if all(done.get(t) == now[t] for t in _INPUTS):
+    now = versions(cfg, INDEX_INPUTS)
+    if all(done.get(t) == now[t] for t in INDEX_INPUTS):
         report.skipped.append("index")
         return
+    store = open_store(cfg)
+    live = store.reflects()
+    if live == now:  # a refresh killed after the index commit, before recording it
+        store.close()
+        record(cfg, "index", index_version(cfg), now)
+        report.skipped.append("index")
+        return
+    if live is not None and live != done:  # node sums are updated by difference: only from `done`
+        store.close()
+        raise KgwalkError(f"the live index reflects {live}, the state table says {done}: run `kgwalk index`")
     labels = load_labels(cfg)
     # Every walk's keys, but payloads (labels, texts) only for the points written: at 5.9M walks
     # the whole table's payloads would cost more than the refresh's own work.
@@ -114,12 +124,14 @@ def refresh_index(cfg: Config, state: dict[str, TableState], report: RefreshRepo
         _rows_of(cfg, "walks", PAYLOAD_COLUMNS, ids[upsert_rows]), _rows_of(cfg, "texts", ["walk_id", "text", "text_id"], ids[upsert_rows]), labels
     )
 
-    store = open_store(cfg)
     nodes_c, walks_c = collection_names(cfg)
     store.begin(copy=True)
+    # Node sums kept by the store are updated by the walks that changed; otherwise a node's sum
+    # is recomputed from all its root's walks.
+    incremental = store.has_sums(nodes_c)
     # One vector per row that needs one: from `vectors` where the text is new, else from the index.
     table_rows = np.flatnonzero(new_vector)
-    index_rows = np.setdiff1d(np.union1d(upsert_rows, node_rows), table_rows)
+    index_rows = np.setdiff1d(upsert_rows if incremental else np.union1d(upsert_rows, node_rows), table_rows)
     from_table = _table_vectors(cfg, keys, table_rows, done["vectors"])
     from_index = _index_vectors(store, walks_c, ids[index_rows])
     rows = np.concatenate([table_rows, index_rows])
@@ -128,16 +140,30 @@ def refresh_index(cfg: Config, state: dict[str, TableState], report: RefreshRepo
     rows, vectors = rows[order], vectors[order]
     vector_of = lambda r: vectors[np.searchsorted(rows, r)]  # noqa: E731
 
-    live_roots = np.unique(roots[node_rows])
-    sums = NodeSums(live_roots, vectors.shape[1])
-    sums.add(roots[node_rows], vector_of(node_rows))
-    dead_roots = np.setdiff1d(node_roots, live_roots)
+    if incremental:
+        old_sums, old_walks_per_root = store.read_sums(nodes_c, node_roots)
+        sums = NodeSums(node_roots, old_sums.shape[1])
+        sums.sums, sums.walks = old_sums, old_walks_per_root
+        sums.add(roots[table_rows], vector_of(table_rows))
+        # Previous vectors leave their nodes: of walks that are gone, and of walks with a new text.
+        replaced = new_vector & existed
+        left = np.concatenate([gone, ids[replaced]])
+        left_roots = np.concatenate([old_walks.column("root").to_numpy()[vanished], roots[replaced]])
+        sums.add(left_roots, _index_vectors(store, walks_c, left), sign=-1)
+    else:
+        sums = NodeSums(node_roots, vectors.shape[1])
+        sums.add(roots[node_rows], vector_of(node_rows))
+    if (sums.walks < 0).any():
+        raise KgwalkError("the index's node sums disagree with its walks (was it written by another tool?): run `kgwalk index`")
+    live = np.flatnonzero(sums.walks > 0)
+    live_roots, dead_roots = node_roots[live], node_roots[sums.walks == 0]
     crashpoint("index.prepared")
 
     step = cfg.index.upsert_batch
-    for start in range(0, len(live_roots), step):
-        part = np.arange(start, min(start + step, len(live_roots)))
-        store.upsert(nodes_c, live_roots[part], sums.node_vectors(part), node_payloads(live_roots[part], labels, sums.walks[part]))
+    for start in range(0, len(live), step):
+        part = live[start : start + step]
+        store.upsert(nodes_c, node_roots[part], sums.node_vectors(part), node_payloads(node_roots[part], labels, sums.walks[part]))
+    store.write_sums(nodes_c, node_roots, sums.sums, sums.walks)
     for start in range(0, len(upsert_rows), step):
         part = upsert_rows[start : start + step]
         store.upsert(walks_c, ids[part], vector_of(part), walk_payloads(meta.slice(start, len(part))))
@@ -147,7 +173,7 @@ def refresh_index(cfg: Config, state: dict[str, TableState], report: RefreshRepo
     store.finish(walks_c)
     store.finish(nodes_c)
     crashpoint("index.before_commit")
-    store.commit()
+    store.commit(now)
     store.close()
     crashpoint("index.committed")
     record(cfg, "index", index_version(cfg), now)
