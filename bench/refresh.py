@@ -1,6 +1,6 @@
 """Incremental refresh vs full rebuild on the 1M-edge synthetic KG, in one run.
 
-    .venv/bin/python bench/refresh.py [--edges 1M] [--fractions 0.0001,0.001,0.01] [--model hashing-384]
+    .venv/bin/python bench/refresh.py [--edges 1M] [--fractions 0.0001,0.001,0.01] [--compaction 0.001] [--model hashing-384]
 
 1. A full build (every stage, Spark local[2] + Ray, the embedded Qdrant) of the synthetic KG:
    the rebuild time every refresh is compared with.
@@ -8,6 +8,9 @@
    edges, half additions drawn by preferential attachment (a random edge's head and relation,
    another edge's tail of the same relation; 5% go to new entities), like real KG updates,
    which concentrate on popular entities.
+3. One more refresh (`--compaction`, 0.1% by default) with `index.compact_ratio=0`, so that it
+   folds the walks' delta and the node sums' delta into new bases: what a refresh costs once per
+   compaction (by default once the delta passes 20% of the base).
 
 The embedder is `hashing-384` (same vector size as MiniLM, ~150x faster): all-MiniLM-L6-v2 on
 these 2 cores would embed the 5.9M walks of a full build for ~6 hours. MiniLM's time is then
@@ -70,6 +73,7 @@ def main() -> None:
     ap.add_argument("--fractions", default="0.0001,0.001,0.01")
     ap.add_argument("--model", default="hashing-384")
     ap.add_argument("--warehouse", default="/tmp/kgwalk-bench/refresh")
+    ap.add_argument("--compaction", type=float, default=0.001, help="then one more refresh of this fraction that must compact the index (0: none)")
     args = ap.parse_args()
     edges = parse_size(args.edges)
     kg = REPO / "data" / "synth" / f"synth_{args.edges.lower()}.parquet"
@@ -100,15 +104,21 @@ def main() -> None:
 
     rng = np.random.default_rng(0)
     rows = []
-    for fraction in (float(f) for f in args.fractions.split(",")):
-        changes = Path(args.warehouse) / f"changes_{fraction}.csv"
-        n = change_set(cfg, fraction, rng, changes)
+    # The last refresh runs with compact_ratio 0: it folds every delta into a new base, the cost
+    # a refresh pays once per compaction (index.compact_ratio of the base changed).
+    runs = [(float(f), cfg, "") for f in args.fractions.split(",")]
+    if args.compaction:
+        compacting = load_config(None, [*overrides, "index.compact_ratio=0"], name="synth", warehouse=args.warehouse, **{"kg.path": str(kg)})
+        runs.append((args.compaction, compacting, ", compacting"))
+    for fraction, run_cfg, label in runs:
+        changes = Path(args.warehouse) / f"changes_{fraction}{label.replace(', ', '_')}.csv"
+        n = change_set(run_cfg, fraction, rng, changes)
         start = time.perf_counter()
-        r = run_refresh(cfg, str(changes))
+        r = run_refresh(run_cfg, str(changes))
         seconds = time.perf_counter() - start
         refresh_minilm = seconds - r.embedded / hashing_rate + r.embedded / minilm_rate
-        rows.append((fraction, n, r, seconds, refresh_minilm))
-        print(f"{fraction:.2%}: {r.summary()} in {seconds:.1f} s", flush=True)
+        rows.append((f"{fraction:.2%}{label}", n, r, seconds, refresh_minilm))
+        print(f"{fraction:.2%}{label}: {r.summary()} in {seconds:.1f} s", flush=True)
 
     lines = [
         "# Incremental refresh vs full rebuild (synthetic KG)",
@@ -129,11 +139,11 @@ def main() -> None:
         s = r.seconds
         exact = "yes" if r.verbalized == r.embedded == r.walks_added else "NO"
         lines.append(
-            f"| {fraction:.2%} | {n:,} | {r.affected_roots:,} ({r.affected_roots / build.nodes:.1%}) | {r.walks_recomputed:,} | {r.walks_added:,} | {r.walks_removed:,} "
+            f"| {fraction} | {n:,} | {r.affected_roots:,} ({r.affected_roots / build.nodes:.1%}) | {r.walks_recomputed:,} | {r.walks_added:,} | {r.walks_removed:,} "
             f"| {r.verbalized:,} | {r.embedded:,} | {exact} | {s['kg']:.1f} | {s['walks']:.1f} | {s['texts']:.1f} | {s['vectors']:.1f} | {s['index']:.1f} "
             f"| {seconds:,.1f} | {seconds / full:.3f} | {refresh_minilm / full_minilm:.4f} |"
         )
-    lines += ["", f"Index on disk after the last refresh (live + previous generation): {folder_bytes(cfg.root / 'qdrant') / 2**30:,.1f} GiB"]
+    lines += ["", f"Index on disk after the last refresh (live and previous generation, and the bases they use): {folder_bytes(cfg.root / 'qdrant') / 2**30:,.1f} GiB"]
     text = "\n".join(lines) + "\n"
     print(text)
     out = REPO / "bench" / "results" / "refresh.md"
