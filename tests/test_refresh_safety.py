@@ -138,3 +138,28 @@ def test_queries_during_a_refresh_see_the_old_or_the_new_index(baseline, tmp_pat
     assert all(v in ("new", "same") for v in views[first_new:])  # never back to the old index
     early.search(nodes_c, np.ones(64, np.float32), 3)  # the previous generation is still there
     early.close()
+
+
+def test_a_long_lived_retriever_answers_from_the_refreshed_index_once_it_lands(baseline, tmp_path):  # noqa: F811
+    """`kgwalk serve` keeps one retriever: after a refresh, its next query reads the new index."""
+    from kgwalk.query.retriever import Retriever
+
+    root, _, _, _ = baseline
+    cfg, ops, expected = copy_of(baseline, tmp_path)
+    old, new = _walk_sets(cfg), _walk_sets(config(root / "expected"))
+    labels = dict(zip(*(read_table(cfg.table("entities"), [c]).column(c).to_pylist() for c in ("id", "label"))))
+    changed = [r for r in old if r in new and old[r] != new[r] and labels.get(r)][:5]
+    assert changed
+    questions = [f"what about {labels[r]}" for r in changed]
+
+    def answers(retriever: Retriever) -> list[set[int]]:
+        return [{w.walk_id for n in retriever.retrieve(q, k_nodes=3, k_walks=50).nodes for w in n.walks} for q in questions]
+
+    long_lived = Retriever(cfg)
+    before = answers(long_lived)
+    assert refresh_cli(cfg, as_file(ops, tmp_path, "pipe")).returncode == 0
+    fresh = Retriever(cfg)
+    after = answers(fresh)
+    assert after != before and answers(long_lived) == after
+    long_lived.close()
+    fresh.close()

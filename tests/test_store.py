@@ -204,3 +204,21 @@ def test_node_sums_are_kept_exactly_across_refreshes_and_compactions(tmp_path):
         reader.close()
     assert len(bases) >= 2  # the delta was folded into a new base at least once
     store.close()
+
+
+def test_a_reader_moves_to_a_newer_version_only_when_it_follows(tmp_path):
+    writer, reader = EdgeStore(tmp_path / "edge"), EdgeStore(tmp_path / "edge")
+    writer.begin()
+    writer.create("walks", 4, graph=False, hnsw_m=16)
+    writer.upsert("walks", np.arange(4), np.eye(4, dtype=np.float32), [{"root": 0} for _ in range(4)])
+    writer.finish("walks")
+    writer.commit()
+    assert reader.count("walks") == 4
+    writer.begin(copy=True)
+    writer.delete("walks", np.array([0]))
+    writer.commit()
+    assert reader.count("walks") == 4  # within a query: its version, whatever commits meanwhile
+    reader.follow_live()
+    assert reader.count("walks") == 3 and [h.id for h in reader.search("walks", np.eye(4)[0], 4, root=0)] != [0]
+    writer.close()
+    reader.close()

@@ -447,6 +447,11 @@ class EdgeStore:
                 gen.rmdir()
 
     # -- reading -------------------------------------------------------------------------
+    def follow_live(self) -> None:
+        if not self._writing and self._generation is not None and self.live_generation() != self._generation:
+            self.close()
+            self._generation, self._layouts = None, None
+
     def retrieve(self, collection: str, ids: np.ndarray, payloads: bool = True) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
         c = self._collection(collection)
         ids = np.asarray(ids, np.int64)

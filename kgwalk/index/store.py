@@ -80,6 +80,10 @@ class VectorStore(Protocol):
 
     def search(self, collection: str, vector: np.ndarray, k: int, root: int | None = None) -> list[Hit]: ...
 
+    def follow_live(self) -> None:
+        """A reader moves to the live version if a newer one was committed since it opened. Call
+        it between queries, never within one, so that one query reads one version."""
+
     def count(self, collection: str) -> int: ...
 
     def close(self) -> None: ...
@@ -212,6 +216,9 @@ class ServerStore:
 
     def reflects(self) -> dict[str, Any] | None:
         return None  # points change in place; a refresh there is idempotent without it
+
+    def follow_live(self) -> None:
+        pass  # collection names are aliases: the server switches them
 
     def commit(self, reflects: dict[str, Any] | None = None) -> None:
         from qdrant_client import models

@@ -172,6 +172,7 @@ class Retriever:
         k_walks = k_walks or q_conf.k_walks
         if k_nodes < 1 or k_walks < 1:
             raise KgwalkError("k_nodes and k_walks must be >= 1")
+        self.store.follow_live()  # a long-lived retriever (kgwalk serve) sees each refresh once it lands
         timings: dict[str, float] = {}
         clock = time.perf_counter()
 
