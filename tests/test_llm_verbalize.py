@@ -23,6 +23,7 @@ from kgwalk import stages
 from kgwalk.config import LLMConf
 from kgwalk.errors import KgwalkError
 from kgwalk.llm import make_chat_model
+from kgwalk.llm.openai_api import RateLimiter
 from kgwalk.storage import read_table
 from kgwalk.verbalize.cache import SentenceCache, append_sentences
 from kgwalk.verbalize.llm import PAPER_SYSTEM_PROMPT, PAPER_USER_PROMPT, clean_sentence, format_triples
@@ -215,19 +216,62 @@ def test_openai_verbalizer_stage_retries_hygiene_and_cache(tmp_path, chat_server
     assert {r["messages"][1]["content"] for r in chat_server.requests[asked:]} == {f"Verbalize: {t}" for t in distinct}
 
 
+class StoppedClock:
+    """A monotonic clock that moves only when the test moves it; sleeps are recorded, not slept."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.slept: list[float] = []
+        self.lock = threading.Lock()
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        with self.lock:
+            self.slept.append(seconds)
+
+
+def test_rate_limiter_gives_each_start_the_next_slot():
+    clock = StoppedClock()
+    limiter = RateLimiter(20, clock, clock.sleep)
+    threads = [threading.Thread(target=limiter.wait) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    # eight callers at one instant, from eight threads: starts 1/20 s apart, none shared
+    assert sorted(clock.slept) == pytest.approx([k / 20 for k in range(8)])
+
+    clock.now += 10  # an idle spell earns no burst: the next start is now, the one after 1/20 s later
+    clock.slept.clear()
+    limiter.wait()
+    limiter.wait()
+    assert clock.slept == pytest.approx([0, 1 / 20])
+    clock.now += 0.08  # the next slot is at +0.10: wait the rest
+    limiter.wait()
+    clock.now += 0.5  # past the slot after that: no wait
+    limiter.wait()
+    assert clock.slept[2:] == pytest.approx([0.02, 0])
+
+    unlimited = RateLimiter(None, clock, clock.sleep)
+    clock.slept.clear()
+    unlimited.wait()
+    assert clock.slept == []
+
+
 def test_openai_client_rate_limit_errors_and_unreachable(tmp_path, chat_server, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     conf = LLMConf(model="m", base_url=chat_server.url, concurrency=4, requests_per_second=20)
     chat = make_chat_model("openai", conf, "verbalize.llm")
-    start = time.monotonic()
+    assert chat.limiter.interval == pytest.approx(1 / 20)  # requests_per_second reaches the client's limiter
+    clock = StoppedClock()
+    chat.limiter = RateLimiter(20, clock, clock.sleep)
     replies = chat.chat([[{"role": "user", "content": f"(A{i}, r, B) Edward Knoblock"}] for i in range(10)])
     assert replies == [""] * 10  # empty replies come back as they are; the verbalizer falls back
-    starts = sorted(r["at"] for r in chat_server.requests)
-    # The client spaces sends 1/20 s apart; arrival times add the server thread's scheduling
-    # jitter (a gap of 44 ms was seen on a loaded machine), so each gap gets half the spacing,
-    # which 4 concurrent requests without a limiter would not keep, and the whole run its sum.
-    assert time.monotonic() - start >= 9 / 20 - 0.01 and starts[-1] - starts[0] >= (len(starts) - 1) / 20 - 0.02
-    assert min(np.diff(starts)) >= 0.5 / 20
+    # every request sent, retries (429/503 first attempts) included, took the limiter's next slot
+    assert len(chat_server.requests) > 10
+    assert sorted(clock.slept) == pytest.approx([k / 20 for k in range(len(chat_server.requests))])
     assert chat_server.auth == {None}  # no key set, no header sent
 
     for status, match in [(401, "check base_url, model and \\$OPENAI_API_KEY"), (500, "failed 3 times; last: HTTP 500")]:

@@ -7,6 +7,7 @@ import os
 import random
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
@@ -23,21 +24,26 @@ MAX_BACKOFF_S = 30.0
 
 
 class RateLimiter:
-    """At most `per_second` starts per second, spaced evenly, across threads."""
+    """At most `per_second` starts per second, spaced evenly, across threads. Each caller gets the
+    next free slot; an idle spell earns no burst. `clock` and `sleep` are injectable so the
+    spacing can be checked exactly, without measuring time."""
 
-    def __init__(self, per_second: float | None) -> None:
+    def __init__(self, per_second: float | None, clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
         self.interval = 1.0 / per_second if per_second else 0.0
         self._next = 0.0
         self._lock = threading.Lock()
+        self._clock = clock
+        self._sleep = sleep
 
     def wait(self) -> None:
         if not self.interval:
             return
         with self._lock:
-            now = time.monotonic()
+            now = self._clock()
             start = max(now, self._next)
             self._next = start + self.interval
-        time.sleep(max(0.0, start - now))
+        self._sleep(max(0.0, start - now))
 
 
 class OpenAIChat:
