@@ -26,7 +26,12 @@ from kgwalk.llm import make_chat_model
 from kgwalk.llm.openai_api import RateLimiter
 from kgwalk.storage import read_table
 from kgwalk.verbalize.cache import SentenceCache, append_sentences
-from kgwalk.verbalize.llm import PAPER_SYSTEM_PROMPT, PAPER_USER_PROMPT, clean_sentence, format_triples
+from kgwalk.verbalize.llm import (
+    PAPER_SYSTEM_PROMPT,
+    PAPER_USER_PROMPT,
+    clean_sentence,
+    format_triples,
+)
 from kgwalk.verbalize.pipeline import WALK_COLUMNS, load_labels
 from kgwalk.verbalize.template import TemplateVerbalizer
 
