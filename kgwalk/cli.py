@@ -9,7 +9,7 @@ import json
 import sys
 
 from kgwalk.config import Config, load_config
-from kgwalk.errors import BusyError, KgwalkError, QualityGateFailed
+from kgwalk.errors import BusyError, KgwalkError, PortInUse, QualityGateFailed
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -238,6 +238,9 @@ def main(argv: list[str] | None = None) -> None:
     except QualityGateFailed as e:
         print(f"kgwalk: {e}", file=sys.stderr)
         code = 3  # the data, not the command, is wrong: previous versions stay current
+    except PortInUse as e:
+        print(f"kgwalk: error: {e}", file=sys.stderr)
+        code = 98  # EADDRINUSE's errno: a supervisor can tell "port taken" from bad input (2)
     except KgwalkError as e:
         print(f"kgwalk: error: {e}", file=sys.stderr)
         code = 2

@@ -11,3 +11,7 @@ class QualityGateFailed(KgwalkError):
 
 class BusyError(KgwalkError):
     """Another writer holds the KG: nothing was done; retry later (exit code 75, EX_TEMPFAIL)."""
+
+
+class PortInUse(KgwalkError):
+    """`kgwalk serve`: another program listens on the port; checked before the warm-up (exit code 98, EADDRINUSE's errno on Linux)."""
