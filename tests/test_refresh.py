@@ -222,6 +222,21 @@ def test_the_same_change_set_twice_is_applied_once(baseline, tmp_path):
     assert corpus(cfg) == expected
 
 
+def test_a_change_set_equal_to_one_a_later_change_undid_is_a_new_change(baseline, tmp_path):
+    root, _, _, _ = baseline
+    cfg, ops, expected = copy_of(baseline, tmp_path)
+    run_refresh(cfg, str(as_file(ops, tmp_path, "pipe")))
+    rejected_once = read_table(cfg.table("rejected")).num_rows
+    run_refresh(cfg, str(root / "old.txt"), snapshot=True)  # undoes it
+    again = write_pipe(tmp_path / "later.txt", ops)  # another file, the same content
+    report = run_refresh(cfg, str(again))
+    assert report.kg is not None
+    assert corpus(cfg) == expected
+    retried = run_refresh(cfg, str(again))  # a retry of the latest change stays a no-op
+    assert retried.kg is None and corpus(cfg) == expected
+    assert rejected_once > 0 and read_table(cfg.table("rejected")).num_rows == 2 * rejected_once  # once per application
+
+
 def test_refresh_refuses_changed_walk_settings_and_missing_build(baseline, tmp_path):
     cfg, ops, _ = copy_of(baseline, tmp_path)
     changed = config(tmp_path / "wh", overrides=["walks.depth=2"])

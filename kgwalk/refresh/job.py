@@ -27,7 +27,7 @@ from kgwalk.kg.readers import read_kg
 from kgwalk.refresh.changes import KgTables, KgUpdate, apply_changes, snapshot_update
 from kgwalk.refresh.diff import isin, mentions, relabelled, text_pairs
 from kgwalk.refresh.state import KG_TABLES, TableState, read_state, record, settings_fingerprints, writer_lock
-from kgwalk.storage import METADATA_KEY, commit_metadata, open_table, read_table, read_version, table_version, write_table
+from kgwalk.storage import commit_metadata, read_table, read_version, table_version, write_table
 from kgwalk.stages import log, versions
 from kgwalk.walks.spec import WalkSpec
 from kgwalk.walks.table import WALKS_SCHEMA
@@ -86,10 +86,13 @@ def _change_id(path: str, snapshot: bool) -> str:
 
 
 def _applied(cfg: Config, change_id: str) -> int | None:
-    """The edges version a change input was applied in, if any (so cron retries are no-ops)."""
-    for entry in open_table(cfg.table("edges")).history():
-        if change_id in str(entry.get(METADATA_KEY, "")):
-            return int(entry["version"])
+    """The edges version this change input was applied in, if it is the latest change, so that a
+    retry of the same run (cron, a crash) is a no-op. Only the latest counts: a change set whose
+    content equals an older one that a later change undid is a new change. Skipping it when it is
+    the latest is exact, since applying a change set or snapshot twice in a row equals applying it
+    once (adds of present and removals of absent edges change nothing)."""
+    if commit_metadata(cfg.table("edges")).get("change") == change_id:
+        return table_version(cfg.table("edges"))
     return None
 
 
@@ -111,7 +114,8 @@ def apply_kg(cfg: Config, path: str, fmt: str, snapshot: bool) -> KgUpdate | Non
 
         t = update.tables
         gate_kg(cfg, t.entities, t.relations, t.edges, len(read.triples) + len(read.rejected), update.rejected.num_rows)
-    meta = {"change": change_id}
+    # `base` tells this run's commits from an earlier application of the same content
+    meta = {"change": change_id, "base": table_version(cfg.table("edges"))}
     if update.rejected.num_rows and commit_metadata(cfg.table("rejected")) != meta:
         write_table(cfg.table("rejected"), update.rejected, mode="append", metadata=meta)
     write_table(cfg.table("entities"), update.tables.entities, metadata=meta)
