@@ -6,6 +6,7 @@ from typing import Protocol
 
 from kgwalk.config import LLMConf
 from kgwalk.errors import KgwalkError
+from kgwalk.llm.gguf import check_gguf_file, is_gguf
 
 Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": ...}
 BACKENDS = ("vllm", "transformers", "openai")
@@ -25,6 +26,8 @@ def check_llm_conf(backend: str, conf: LLMConf, setting: str) -> None:
         raise KgwalkError(f"unknown LLM backend {backend!r} (available: {', '.join(BACKENDS)})")
     if not conf.model:
         raise KgwalkError(f"{setting}.model: the {backend} backend needs a model name (--set {setting}.model=...)")
+    if backend == "transformers" and is_gguf(conf.model):
+        check_gguf_file(conf.model, setting)
     if backend == "openai" and not conf.base_url:
         raise KgwalkError(f"{setting}.base_url: the openai backend needs the endpoint, e.g. http://host:8000/v1")
     if conf.concurrency < 1 or conf.max_retries < 0:

@@ -1,4 +1,5 @@
-"""Batched greedy generation with Hugging Face transformers, for machines without vLLM."""
+"""Batched greedy generation with Hugging Face transformers, for machines without vLLM. `model` is
+a Hugging Face name or folder, or a GGUF file (dequantized once, see kgwalk.llm.gguf)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import os
 from kgwalk.config import LLMConf
 from kgwalk.errors import KgwalkError
 from kgwalk.llm.base import Message
+from kgwalk.llm.gguf import dequantized, is_gguf
 
 
 class TransformersChat:
@@ -22,9 +24,10 @@ class TransformersChat:
         dtype = "auto" if conf.dtype == "auto" else getattr(torch, conf.dtype, None)
         if dtype is None:
             raise KgwalkError(f"{setting}.dtype: expected auto, float32, bfloat16 or float16, got {conf.dtype!r}")
+        source = dequantized(conf.model, setting) if is_gguf(conf.model) else conf.model
         try:
-            self.tokenizer = AutoTokenizer.from_pretrained(conf.model)
-            self.model = AutoModelForCausalLM.from_pretrained(conf.model, dtype=dtype).to(device).eval()
+            self.tokenizer = AutoTokenizer.from_pretrained(source)
+            self.model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype).to(device).eval()
         except (OSError, ValueError) as e:
             raise KgwalkError(f"{setting}.model: cannot load {conf.model!r}: {str(e).splitlines()[0]}") from None
         self.tokenizer.padding_side = "left"  # decoder-only: generation continues the right end
