@@ -1,9 +1,15 @@
 """Entity labels found in a question: the lexical half of hybrid node search.
 
-Every label is kept as a 64-bit hash of its case-folded, normalized text in one sorted array
-(8 bytes an entity, no strings in memory), and every span of whole words of the question is
-hashed the same way and looked up. Spans in [brackets] are explicit mentions and rank first,
-then longer spans before shorter ones; a span inside a longer match is not a mention of its own.
+Every label is kept as a 64-bit hash of its match key (below) in one sorted array (8 bytes an
+entity, no strings in memory), and every span of whole words of the question is hashed the same
+way and looked up. Spans in [brackets] are explicit mentions and rank first, then longer spans
+before shorter ones; a span inside a longer match is not a mention of its own.
+
+Users type plain questions, so the match key forgives what they do not type the way the KG
+spells it: case, underscores for spaces (`Abra_Catastrophe!`), punctuation at the edges of words
+(`Horton Hears a Who!`, `(24755) 1992 UQ6`), a possessive `'s`; a label's parenthesized
+qualifier (`Kismet (1944 film)`) may be left out. A KG entity named like a common word (`artist`,
+`album`, a tag `director`) is a weak mention: it counts only when the question names nothing else.
 """
 
 from __future__ import annotations
@@ -14,12 +20,27 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from kgwalk.kg.ids import hash64, normalize_label
+from kgwalk.kg.ids import hash64
 
 MAX_SPAN_WORDS = 12
-_WORD = re.compile(r"\S+")
+_WORD = re.compile(r"[^\s_]+")
 _BRACKETED = re.compile(r"\[([^\[\]]+)\]")
-_EDGE_PUNCT = "?!.,;:\"'()[]{}"
+_EDGE_PUNCT = "?!.,;:\"'`()[]{}<>«»“”‘’¿¡"
+_POSSESSIVE = ("'s", "’s")
+_QUALIFIER = re.compile(r"\s*\([^()]*\)\s*")
+_CAMEL_HUMP = re.compile(r"([a-z])([A-Z])")
+# Function words of questions: an entity with such a one-word name ("It", "Up", "The") is only
+# meant when nothing else is named.
+_FUNCTION_WORDS = frozenset(
+    {
+        "a", "about", "after", "all", "also", "an", "and", "any", "are", "as", "at", "be", "been", "before", "by",
+        "can", "could", "did", "do", "does", "done", "for", "from", "had", "has", "have", "he", "her", "hers", "him",
+        "his", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "no", "not", "of", "on", "or", "our",
+        "out", "over", "she", "so", "some", "than", "that", "the", "their", "them", "then", "there", "these", "they",
+        "this", "those", "to", "too", "under", "up", "us", "was", "we", "were", "what", "when", "where", "which",
+        "while", "who", "whom", "whose", "why", "will", "with", "would", "you", "your"
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -29,60 +50,139 @@ class Mention:
     bracketed: bool
 
 
+def _key_words(text: str) -> list[str]:
+    """The words a label or span is matched by: case-folded, `_` read as a space, punctuation at
+    the edges of each word dropped (inner punctuation stays: "ocean's", "spider-man", "j.k")."""
+    words = (w.strip(_EDGE_PUNCT) for w in _WORD.findall(text.casefold()))
+    return [w for w in words if w]
+
+
+def _key(words: list[str]) -> int:
+    return hash64(" ".join(words))
+
+
 def label_key(text: str) -> int:
-    return hash64(normalize_label(text).casefold())
+    return _key(_key_words(text))
 
 
-def _word_spans(question: str) -> list[tuple[int, int, str]]:
-    """(first word, word count, text) of every span of whole words, longest first."""
-    words = [w.strip(_EDGE_PUNCT) for w in _WORD.findall(question)]
-    spans = []
-    for n in range(min(MAX_SPAN_WORDS, len(words)), 0, -1):
-        for i in range(len(words) - n + 1):
-            # a span keeps inner punctuation ("Ocean's Eleven", "Spider-Man: Far") but not its edges
-            text = " ".join(words[i : i + n]).strip(_EDGE_PUNCT)
-            if text:
-                spans.append((i, n, text))
-    return spans
+def label_keys(label: str) -> list[int]:
+    """The keys a label is found by: its own, and without parenthesized qualifiers when that
+    leaves a name ("Kismet (1944 film)" is also "Kismet"; "(24755) 1992 UQ6" also "1992 UQ6")."""
+    words = _key_words(label)
+    keys = [_key(words)] if words else []
+    bare = _key_words(_QUALIFIER.sub(" ", label))
+    if bare and bare != words:
+        keys.append(_key(bare))
+    return keys
+
+
+@dataclass(frozen=True)
+class _Span:
+    first: int  # index of its first word
+    words: int
+    start: int  # characters of the question it covers
+    end: int
+
+
+def _spans(question: str) -> tuple[list[str], list[_Span]]:
+    """The question's key words and every span of up to MAX_SPAN_WORDS of them, longest first."""
+    words, bounds = [], []
+    for m in _WORD.finditer(question):
+        raw = m.group()
+        stripped = raw.strip(_EDGE_PUNCT)
+        if not stripped:
+            continue
+        start = m.start() + raw.index(stripped)
+        words.append(stripped.casefold())
+        bounds.append((start, start + len(stripped)))
+    spans = [
+        _Span(i, n, bounds[i][0], bounds[i + n - 1][1])
+        for n in range(min(MAX_SPAN_WORDS, len(words)), 0, -1)
+        for i in range(len(words) - n + 1)
+    ]
+    return words, spans
 
 
 class EntityLexicon:
-    """Label hash -> entity ids, for finding entities named in a question."""
+    """Label key hash -> entity ids, for finding entities named in a question. Beside each key:
+    whether its entity is named like a common word, and whether its label has capitals."""
 
-    def __init__(self, entities: pa.Table) -> None:
+    def __init__(self, entities: pa.Table, relations: pa.Table | None = None) -> None:
         ids = entities.column("id").to_numpy()
-        keys = np.fromiter((label_key(x) for x in entities.column("label").to_pylist()), np.int64, len(ids))
-        order = np.argsort(keys, kind="stable")
-        self._keys, self._ids = keys[order], ids[order]
+        labels = [label or "" for label in entities.column("label").to_pylist()]
+        capitalized = np.fromiter((any(c.isupper() for c in t) for t in labels), bool, len(labels))
+        common = self._named_like_common_words(labels, relations)
+        key_lists = [label_keys(label) for label in labels]
+        owners = np.repeat(np.arange(len(ids)), [len(k) for k in key_lists])
+        keys = np.fromiter((k for ks in key_lists for k in ks), np.int64, len(owners))
+        order = np.lexsort((common[owners], keys))  # within a key, named entities before common words
+        self._keys, self._ids = keys[order], ids[owners[order]]
+        self._common, self._capitalized = common[owners[order]], capitalized[owners[order]]
+
+    @staticmethod
+    def _named_like_common_words(labels: list[str], relations: pa.Table | None) -> np.ndarray:
+        """Per label, whether it names its entity like a common word: in a KG whose names are
+        mostly capitalized, a label without capitals or digits (a tag, a class: `director`,
+        `artist`); in any KG, a one-word label that is also a word of a relation name (`album`
+        beside `album_artist`)."""
+        cased = np.fromiter((any(c.isupper() or c.isdigit() for c in t) for t in labels), bool, len(labels))
+        lowercase_is_common = bool(len(labels)) and cased.mean() >= 0.5
+        relation_words = set()
+        for name in relations.column("label").to_pylist() if relations is not None else []:
+            relation_words.update(_key_words(_CAMEL_HUMP.sub(r"\1 \2", name or "").replace(".", " ")))
+
+        def common(text: str, has_capitals: bool) -> bool:
+            words = _key_words(text)
+            return (lowercase_is_common and not has_capitals) or (len(words) == 1 and words[0] in relation_words)
+
+        return np.fromiter((common(t, c) for t, c in zip(labels, cased)), bool, len(labels))
 
     def __len__(self) -> int:
         return len(self._keys)
 
-    def _lookup(self, key: int) -> np.ndarray:
-        lo, hi = np.searchsorted(self._keys, key, "left"), np.searchsorted(self._keys, key, "right")
-        return self._ids[lo:hi]
+    def _range(self, key: int) -> slice:
+        return slice(int(np.searchsorted(self._keys, key, "left")), int(np.searchsorted(self._keys, key, "right")))
 
     def ids_of(self, label: str) -> np.ndarray:
-        """Entities with this label (case-insensitive); usually one."""
-        return self._lookup(label_key(label))
+        """Entities with this label (case-insensitive, see the module doc); usually one, named
+        entities before common words."""
+        return self._ids[self._range(label_key(label))]
 
     def mentions(self, question: str) -> list[Mention]:
         """Entities named in the question, best first, each once. Bracketed spans are the user
-        saying which entity they mean: when there are any, only they count."""
+        saying which entity they mean: when there are any, only they count. Otherwise the longest
+        spans that name entities; weak mentions count only when there is nothing else: a common
+        word (see the module doc), a one-word function word or letter ("It", "Up"), or a span
+        typed in lowercase that names a capitalized label in a question that capitalizes names
+        ("star" in "what did Adam Arkin star in" is not the film "Star!")."""
         found: dict[int, Mention] = {}
         for text in _BRACKETED.findall(question):
             for entity in self.ids_of(text):
                 found.setdefault(int(entity), Mention(int(entity), text, True))
         if found:
             return list(found.values())
-        spans = _word_spans(question)
-        covered = np.zeros(max((i + n for i, n, _ in spans), default=0), bool)
-        for i, n, text in spans:
-            if covered[i : i + n].any():
+        words, spans = _spans(question)
+        capitalizes = any(c.isupper() for c in question[1:])
+        covered = np.zeros(len(words), bool)
+        strong: dict[int, Mention] = {}
+        weak: dict[int, Mention] = {}
+        for span in spans:
+            if covered[span.first : span.first + span.words].any():
                 continue
-            entities = self.ids_of(text)
-            if len(entities):
-                covered[i : i + n] = True
-                for entity in entities:
-                    found.setdefault(int(entity), Mention(int(entity), text, False))
-        return list(found.values())
+            at = self._span_range(words[span.first : span.first + span.words])
+            if at.start == at.stop:
+                continue
+            covered[span.first : span.first + span.words] = True
+            text = question[span.start : span.end]
+            function_word = span.words == 1 and (words[span.first] in _FUNCTION_WORDS or len(words[span.first]) == 1)
+            lowercase = capitalizes and text.islower()
+            for entity, common, capitalized in zip(self._ids[at], self._common[at], self._capitalized[at]):
+                into = weak if function_word or common or (lowercase and capitalized) else strong
+                into.setdefault(int(entity), Mention(int(entity), text, False))
+        return list((strong or weak).values())
+
+    def _span_range(self, words: list[str]) -> slice:
+        at = self._range(_key(words))
+        if at.start == at.stop and words[-1].endswith(_POSSESSIVE):  # "Kismet's director"
+            at = self._range(_key([*words[:-1], words[-1][:-2]]))
+        return at
