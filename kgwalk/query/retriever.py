@@ -143,7 +143,8 @@ class Retriever:
             if not table_exists(path):
                 raise KgwalkError(f"query.node_search=hybrid reads entity labels from {path}, which does not exist "
                                   "(run `kgwalk ingest`, or --set query.node_search=dense)")
-            self._lexicon = EntityLexicon(read_table(path, ["id", "label"]))
+            relations = self.cfg.table("relations")  # its words tell entities named like common words
+            self._lexicon = EntityLexicon(read_table(path, ["id", "label"]), read_table(relations, ["label"]) if table_exists(relations) else None)
         return self._lexicon
 
     @property
