@@ -1,10 +1,15 @@
 """Deterministic template verbalizer: 'Kismet was directed by William Dieterle, which ...'.
 
 Relation labels become phrases from a per-KG map in conf (forward and inverse), with an
-automatic fallback for relations the map does not know.
+automatic phrasing for relations the map does not know, from the relation's name as real KGs
+spell it: snake_case, camelCase, dotted or slashed paths (`people.person.gender`, a URI), and
+explicit inverses (`plays_for_country_inverse`, `inverse_directed_by`). A phrase may hold `{}`
+where the next entity goes ("is the country {} plays for"); without one the entity follows it.
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pyarrow as pa
@@ -12,25 +17,87 @@ import pyarrow.compute as pc
 
 from kgwalk.errors import KgwalkError
 
-_PREPOSITIONS = ("by", "in", "of", "to", "for", "from", "with", "on", "at")
+_PREPOSITIONS = frozenset(("by", "in", "of", "to", "for", "from", "with", "on", "at", "into", "as", "about", "under", "within"))
+_COPULAS = frozenset(("is", "was", "are", "were"))
+_INVERSE_MARKERS = frozenset(("inverse", "inv", "reverse", "reversed"))
+# Irregular participles -> their past tense ("written by" inverts to "wrote"); regular ones are equal.
+_IRREGULAR_PAST = {
+    "written": "wrote", "sung": "sang", "drawn": "drew", "given": "gave", "taken": "took", "spoken": "spoke",
+    "chosen": "chose", "driven": "drove", "begun": "began", "eaten": "ate", "seen": "saw", "known": "knew",
+    "grown": "grew", "thrown": "threw", "flown": "flew", "ridden": "rode", "stolen": "stole", "beaten": "beat",
+    "broken": "broke", "worn": "wore", "shown": "showed", "done": "did", "gone": "went",
+}
+_IRREGULAR_PARTICIPLES = frozenset(_IRREGULAR_PAST) | {"born", "made", "held", "led", "built", "sold", "won", "told", "found", "set", "put"}
+_CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_SEPARATORS = re.compile(r"[\s_\-]+")
+
+
+def relation_words(relation: str) -> list[str]:
+    """The words of a relation name: its last path segment (`people.person.gender`, a URI's
+    last part), split at `_`, `-`, spaces and camelCase humps; lower-cased except acronyms."""
+    segment = re.split(r"[./#:]", relation.strip().rstrip("./#:"))[-1]
+    words = [w for part in _SEPARATORS.split(segment) for w in _CAMEL_HUMP.split(part) if w]
+    return [w if len(w) > 1 and w.isupper() else w.lower() for w in words]
+
+
+def _is_participle(word: str) -> bool:
+    return word.endswith("ed") or word in _IRREGULAR_PARTICIPLES
+
+
+def _is_third_person_verb(word: str) -> bool:
+    """`plays`, `lives`, `belongs` (before a preposition, a plural noun is rarer than a verb)."""
+    return len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is"))
+
+
+def _phrases_of_words(words: list[str]) -> tuple[str, str]:
+    """(forward, inverse) phrase of a relation named by `words` (see fallback_phrases)."""
+    copula = words[0] in _COPULAS and len(words) > 1
+    if copula or (words[0] in ("has", "have") and len(words) > 1):
+        words = words[1:]
+        if not copula and not words[0].endswith("ed"):  # has_genre; has_aged reads as aged
+            return f"has {' '.join(words)}", f"is the {' '.join(words)} of"
+    text = " ".join(words)
+    if copula and words in (["a"], ["an"]):  # is_a, isA
+        return f"is {text}", "has instance"
+    if len(words) > 1 and words[-1] == "by":  # directed_by: passive, its inverse active
+        doer = " ".join(words[:-1])
+        return f"was {doer} by", " ".join(_IRREGULAR_PAST.get(w, w) for w in words[:-1])
+    if len(words) > 1 and words[0] in _PREPOSITIONS:  # in_language
+        return f"is {text}", f"is the {' '.join(words[1:])} of"
+    prep = next((i for i, w in enumerate(words) if i > 0 and w in _PREPOSITIONS), None)
+    verbal = _is_participle(words[0]) or _is_third_person_verb(words[0])
+    if prep is not None and verbal:
+        verb = ("is " if _is_participle(words[0]) else "") + " ".join(words[: prep + 1])
+        after = " ".join(words[prep + 1 :])
+        if after:  # plays_for_country: the words after the preposition say what the object is
+            return f"{verb} {after}", f"is the {after} {{}} {verb}"
+        if _is_participle(words[0]):  # located_in
+            return verb, f"has {{}} {' '.join(words)} it"
+        return verb, f"is what {{}} {verb}"  # plays_for
+    if prep == len(words) - 1:  # capital_of, isPartOf
+        return f"is {'' if copula else 'the '}{text}", f"has {' '.join(words[:-1])}"
+    if len(words) == 1 and words[0].endswith("ed"):  # directed, aged: a verb in the past
+        return text, f"was {text} by"
+    return f"has {text}", f"is the {text} of"
 
 
 def fallback_phrases(relation: str) -> tuple[str, str]:
-    """(forward, inverse) phrase for a relation no map covers.
+    """(forward, inverse) phrase for a relation no map covers, from its name alone.
 
     `directed_by` -> ('was directed by', 'directed'); `in_language` -> ('is in language',
-    'is the language of'); `has_genre` / `genre` -> ('has genre', 'is the genre of').
+    'is the language of'); `has_genre` / `genre` / `people.person.gender` -> ('has gender', 'is
+    the gender of'); `plays_for_country` -> ('plays for country', 'is the country {} plays for');
+    `capitalOf` -> ('is the capital of', 'has capital'); `*_inverse` / `inverse_*`: the phrases
+    of the relation it inverts, swapped.
     """
-    words = relation.replace("_", " ").replace("-", " ").split()
+    words = relation_words(relation)
+    inverse = bool(words) and (words[0] in _INVERSE_MARKERS or words[-1] in _INVERSE_MARKERS) and len(words) > 1
+    if inverse:
+        words = words[1:] if words[0] in _INVERSE_MARKERS else words[:-1]
     if not words:
         return relation, f"is the {relation} of"
-    if words[-1].lower() == "by" and len(words) > 1:
-        return "was " + " ".join(words), " ".join(words[:-1])
-    if words[0].lower() in _PREPOSITIONS and len(words) > 1:
-        return "is " + " ".join(words), f"is the {' '.join(words[1:])} of"
-    if words[0].lower() in ("has", "is", "was") and len(words) > 1:
-        words = words[1:]
-    return f"has {' '.join(words)}", f"is the {' '.join(words)} of"
+    forward, backward = _phrases_of_words(words)
+    return (backward, forward) if inverse else (forward, backward)
 
 
 def relation_phrases(relation: str, phrase_map: dict[str, list[str]]) -> tuple[str, str]:
@@ -40,6 +107,12 @@ def relation_phrases(relation: str, phrase_map: dict[str, list[str]]) -> tuple[s
             raise KgwalkError(f"verbalize.phrases.{relation} must be [forward phrase, inverse phrase]")
         return pair[0], pair[1]
     return fallback_phrases(relation)
+
+
+def _around(phrase: str) -> tuple[str, str]:
+    """A phrase as (text before the next entity, text after it)."""
+    before, slot, after = phrase.partition("{}")
+    return (before, after) if slot else (phrase + " ", "")
 
 
 class TemplateVerbalizer:
@@ -61,7 +134,8 @@ class TemplateVerbalizer:
         """One walk's sentence (what `verbalize` computes column-wise)."""
         text = node_labels[0]
         for i, (rel, inv) in enumerate(zip(rel_labels, inverse)):
-            text += (" " if i == 0 else ", which ") + self.phrase(rel, inv) + " " + node_labels[i + 1]
+            before, after = _around(self.phrase(rel, inv))
+            text += (" " if i == 0 else ", which ") + before + node_labels[i + 1] + after
         return text + "."
 
     def verbalize(self, walks: pa.Table) -> tuple[pa.Array, pa.Array]:
@@ -70,7 +144,8 @@ class TemplateVerbalizer:
 
     def sentences(self, walks: pa.Table) -> pa.Array:
         """Column-wise over the whole batch (Arrow string kernels, no Python per walk): each step
-        becomes the piece `" p B"` or `", which p B"`, and a walk's pieces are joined after its root."""
+        becomes the piece `" p B"` or `", which p B"` (the phrase around B where it holds `{}`),
+        and a walk's pieces are joined after its root."""
         nodes = walks.column("node_labels").combine_chunks()
         rels = walks.column("rel_labels").combine_chunks()
         inverse = walks.column("inverse").combine_chunks().flatten().to_numpy(zero_copy_only=False)
@@ -84,11 +159,12 @@ class TemplateVerbalizer:
         next_labels = node_values.filter(pa.array(~is_first))
         # phrases: one lookup per distinct (relation, direction), then a take per step
         encoded = pc.dictionary_encode(rels.flatten())
-        table = pa.array([self.phrase(r, i) for r in encoded.dictionary.to_pylist() for i in (False, True)], pa.string())
-        phrases = table.take(pa.array(encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64) * 2 + inverse))
+        around = [_around(self.phrase(r, i)) for r in encoded.dictionary.to_pylist() for i in (False, True)]
+        step_phrase = pa.array(encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64) * 2 + inverse)
+        befores, afters = (pa.array([a[side] for a in around], pa.string()).take(step_phrase) for side in (0, 1))
         step_in_walk = np.arange(len(inverse)) - np.repeat(np.cumsum(step_counts) - step_counts, step_counts)
         prefixes = pa.array(np.where(step_in_walk == 0, " ", ", which "), pa.string())
-        pieces = pc.binary_join_element_wise(prefixes, phrases, " ", next_labels, "")
+        pieces = pc.binary_join_element_wise(prefixes, befores, next_labels, afters, "")
         offsets = np.concatenate([[0], np.cumsum(step_counts)]).astype(np.int32)
         rests = pc.binary_join(pa.ListArray.from_arrays(pa.array(offsets), pieces), "")
         return pc.binary_join_element_wise(node_values.take(pa.array(firsts)), rests, ".", "")
