@@ -62,7 +62,7 @@ def _parser() -> argparse.ArgumentParser:
     _common(f)
     f.add_argument("--questions", required=True, action="append",
                    help="a file of `question with [topic]<TAB>answer|answer` lines (MetaQA's format; repeatable)")
-    e = sub.add_parser("eval", help="retrieval quality on MetaQA questions (no LLM): topic recall, context recall@k, extractive Hits@1")
+    e = sub.add_parser("eval", help="retrieval quality on MetaQA questions (no LLM): topic recall, context recall@k, answer-set recall, extractive Hits@1")
     _common(e)
     e.add_argument("dataset", choices=["metaqa"])
     e.add_argument("--split", choices=["dev", "test"], default="dev", help="tune on dev, report on test (default: dev)")
@@ -71,6 +71,7 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--data", help="MetaQA folder (default: ../shared/data/metaqa)")
     e.add_argument("--json", action="store_true", help="print JSON for programs")
     e.add_argument("--answer", action="store_true", help="also answer with the configured LLM (answer.*): Hits@1, accurate, hallucinated, missing")
+    e.add_argument("--plain", action="store_true", help="ask the questions as users type them: the topic's [brackets] dropped")
     s = sub.add_parser("synth", help="write a synthetic CRAG-like KG (movie, music, sports, finance, open domains)")
     s.add_argument("--edges", required=True, help="number of triples: 250000, 250k, 1M, 10M ...")
     s.add_argument("--out", required=True, help="output file: .parquet (recommended), .tsv or .txt (pipe-separated)")
@@ -98,12 +99,13 @@ def _print_retrieval(result) -> None:
 
 def _print_scores(split: str, cfg: Config, rerank: str, scores) -> None:
     q = cfg.query
-    print(f"MetaQA {split}, k_nodes={q.k_nodes}, k_walks={q.k_walks}, node_search={q.node_search}, rerank={rerank}")
-    print("hops  questions  topic recall  context recall@k  extractive Hits@1  retrieval ms p50/p99")
+    asked = "plain questions (brackets dropped)" if any(s.plain for s in scores) else "bracketed questions"
+    print(f"MetaQA {split}, {asked}, k_nodes={q.k_nodes}, k_walks={q.k_walks}, node_search={q.node_search}, rerank={rerank}")
+    print("hops  questions  topic recall  context recall@k  answer-set recall  extractive Hits@1  retrieval ms p50/p99")
     for s in scores:
         lat = s.latency_ms.get("retrieval", {})
-        print(f"{s.hops:>4}  {s.questions:>9,}  {s.topic_recall:>12.4f}  {s.context_recall:>16.4f}  {s.extractive_hits1:>17.4f}"
-              f"  {lat.get('p50', 0):>8.1f} / {lat.get('p99', 0):.1f}")
+        print(f"{s.hops:>4}  {s.questions:>9,}  {s.topic_recall:>12.4f}  {s.context_recall:>16.4f}  {s.answer_recall:>17.4f}"
+              f"  {s.extractive_hits1:>17.4f}  {lat.get('p50', 0):>8.1f} / {lat.get('p99', 0):.1f}")
     if any(s.answers for s in scores):
         print("hops  answers  Hits@1  accurate  hallucinated  missing  llm ms p50")
         for s in scores:
@@ -174,7 +176,7 @@ def run(argv: list[str] | None = None) -> int:
         files = {h: question_file(args.data or METAQA_DIR, h, args.split) for h in hops}
         answerer = Answerer(cfg) if args.answer else None
         retriever = answerer.retriever if answerer else Retriever(cfg)
-        scores = [score_retrieval(retriever, sample(load_questions(files[h]), args.limit), h, answerer=answerer) for h in hops]
+        scores = [score_retrieval(retriever, sample(load_questions(files[h]), args.limit), h, answerer=answerer, plain=args.plain) for h in hops]
         retriever.close()
         if args.json:
             print(json.dumps([asdict(s) | {"rerank": retriever.rerank} for s in scores]))

@@ -1,7 +1,9 @@
 """MetaQA questions and how much of them a walk corpus can answer.
 
 Question lines look like `who directed [Kismet]<TAB>William Dieterle|...`: the bracketed span
-is the topic entity. Tune on `qa_dev`; report on `qa_test`.
+is the topic entity. Users do not bracket entities: `plain` questions drop the brackets
+(`who directed Kismet`), which is what zero-shot retrieval is scored on. Tune on `qa_dev`;
+report on `qa_test`.
 """
 
 from __future__ import annotations
@@ -27,6 +29,15 @@ class Question:
     topic: int  # entity id of the bracketed topic
     answers: frozenset[int]  # entity ids of the gold answers
     answer_labels: tuple[str, ...] = ()
+
+    @property
+    def plain(self) -> str:
+        """The question as a user types it: the topic's brackets dropped."""
+        return plain_question(self.text)
+
+
+def plain_question(text: str) -> str:
+    return _TOPIC.sub(r"\1", text)
 
 
 def load_questions(path: str | Path) -> list[Question]:
@@ -101,6 +112,8 @@ class RetrievalScores:
 
     topic_recall: the bracketed topic entity is among the top-k nodes;
     context_recall: a gold answer entity is on a retrieved walk (by entity id);
+    answer_recall: the share of the question's gold answers on the retrieved walks, averaged
+        over questions (a question with 12 answers and 3 in the context counts 0.25);
     extractive_hits1: the end entity of the best-scoring retrieved walk is a gold answer;
     and with an LLM (answers > 0), per the paper's three-way scheme: hits1 (the reply names a gold
     answer), accurate (names one and is not a refusal), hallucinated (neither a gold answer nor a
@@ -115,6 +128,8 @@ class RetrievalScores:
     extractive_hits1: float
     seconds: float
     latency_ms: dict[str, dict[str, float]] = field(default_factory=dict)
+    answer_recall: float = 0.0
+    plain: bool = False  # scored on plain questions (brackets dropped)
     answers: int = 0
     hits1: float = 0.0
     accurate: float = 0.0
@@ -137,24 +152,30 @@ def names_answer(reply: str, labels: list[str]) -> bool:
 
 
 def score_retrieval(retriever, questions: list[Question], hops: int, k_nodes: int | None = None,
-                    k_walks: int | None = None, answerer=None) -> RetrievalScores:
-    """Retrieval scores for these questions; with an `answerer`, the LLM's too, one call per question."""
+                    k_walks: int | None = None, answerer=None, plain: bool = False) -> RetrievalScores:
+    """Retrieval scores for these questions (as users type them with `plain`); with an
+    `answerer`, the LLM's too, one call per question."""
     import time
 
     topic = context = hits1 = 0
+    answer_share = 0.0
     timings = []
+    texts = [q.plain if plain else q.text for q in questions]
     start = time.perf_counter()
-    for q in questions:
-        result = retriever.retrieve(q.text, k_nodes, k_walks)
+    for q, text in zip(questions, texts):
+        result = retriever.retrieve(text, k_nodes, k_walks)
         walks = result.walks
         timings.append(result.timings_ms)
+        in_context = q.answers.intersection(node for w in walks for node in w.nodes)
         topic += any(n.id == q.topic for n in result.nodes)
-        context += any(not q.answers.isdisjoint(w.nodes) for w in walks)
+        context += bool(in_context)
+        answer_share += len(in_context) / max(len(q.answers), 1)
         hits1 += bool(walks) and walks[0].end_node in q.answers
     n = max(len(questions), 1)
-    scores = RetrievalScores(hops, len(questions), topic / n, context / n, hits1 / n, time.perf_counter() - start)
+    scores = RetrievalScores(hops, len(questions), topic / n, context / n, hits1 / n, time.perf_counter() - start,
+                             answer_recall=answer_share / n, plain=plain)
     if answerer is not None:
-        replies = answerer.answer_many([q.text for q in questions], k_nodes, k_walks)
+        replies = answerer.answer_many(texts, k_nodes, k_walks)
         named = [names_answer(a.answer, list(q.answer_labels)) for q, a in zip(questions, replies)]
         scores.answers = len(replies)
         scores.hits1 = sum(named) / n
