@@ -3,8 +3,9 @@
 import pyarrow as pa
 import pytest
 
+from kgwalk.kg.relations import relation_words
 from kgwalk.verbalize import TemplateVerbalizer
-from kgwalk.verbalize.template import fallback_phrases, relation_words
+from kgwalk.verbalize.template import fallback_phrases
 
 
 @pytest.mark.parametrize(

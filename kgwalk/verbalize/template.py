@@ -9,17 +9,15 @@ where the next entity goes ("is the country {} plays for"); without one the enti
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from kgwalk.errors import KgwalkError
+from kgwalk.kg.relations import relation_words, without_inverse_marker
 
 _PREPOSITIONS = frozenset(("by", "in", "of", "to", "for", "from", "with", "on", "at", "into", "as", "about", "under", "within"))
 _COPULAS = frozenset(("is", "was", "are", "were"))
-_INVERSE_MARKERS = frozenset(("inverse", "inv", "reverse", "reversed"))
 # Irregular participles -> their past tense ("written by" inverts to "wrote"); regular ones are equal.
 _IRREGULAR_PAST = {
     "written": "wrote", "sung": "sang", "drawn": "drew", "given": "gave", "taken": "took", "spoken": "spoke",
@@ -28,16 +26,6 @@ _IRREGULAR_PAST = {
     "broken": "broke", "worn": "wore", "shown": "showed", "done": "did", "gone": "went",
 }
 _IRREGULAR_PARTICIPLES = frozenset(_IRREGULAR_PAST) | {"born", "made", "held", "led", "built", "sold", "won", "told", "found", "set", "put"}
-_CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_SEPARATORS = re.compile(r"[\s_\-]+")
-
-
-def relation_words(relation: str) -> list[str]:
-    """The words of a relation name: its last path segment (`people.person.gender`, a URI's
-    last part), split at `_`, `-`, spaces and camelCase humps; lower-cased except acronyms."""
-    segment = re.split(r"[./#:]", relation.strip().rstrip("./#:"))[-1]
-    words = [w for part in _SEPARATORS.split(segment) for w in _CAMEL_HUMP.split(part) if w]
-    return [w if len(w) > 1 and w.isupper() else w.lower() for w in words]
 
 
 def _is_participle(word: str) -> bool:
@@ -91,9 +79,9 @@ def fallback_phrases(relation: str) -> tuple[str, str]:
     of the relation it inverts, swapped.
     """
     words = relation_words(relation)
-    inverse = bool(words) and (words[0] in _INVERSE_MARKERS or words[-1] in _INVERSE_MARKERS) and len(words) > 1
-    if inverse:
-        words = words[1:] if words[0] in _INVERSE_MARKERS else words[:-1]
+    base = without_inverse_marker(words)
+    inverse = base is not None
+    words = base if inverse else words
     if not words:
         return relation, f"is the {relation} of"
     forward, backward = _phrases_of_words(words)

@@ -1,0 +1,54 @@
+"""Relation names as words, and explicit inverse relations: a KG that states `plays_for` also
+as `plays_for_inverse` (or `inverse_plays_for`, `playsForInverse`) says every fact twice.
+
+Pure functions of names; whether a named pair really mirrors is for the edges to confirm
+(`kgwalk.walks.graph.mirrored_copies`).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pyarrow as pa
+
+INVERSE_MARKERS = frozenset(("inverse", "inv", "reverse", "reversed"))
+_PATH = re.compile(r"[./#:]")
+_CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_SEPARATORS = re.compile(r"[\s_\-]+")
+
+
+def name_words(name: str) -> list[str]:
+    """Words of a name: split at `_`, `-`, spaces and camelCase humps; lower-cased except acronyms."""
+    words = [w for part in _SEPARATORS.split(name) for w in _CAMEL_HUMP.split(part) if w]
+    return [w if len(w) > 1 and w.isupper() else w.lower() for w in words]
+
+
+def relation_words(relation: str) -> list[str]:
+    """The words a relation is read by: those of its last path segment (`people.person.gender`,
+    a URI's last part)."""
+    return name_words(_PATH.split(relation.strip().rstrip("./#:"))[-1])
+
+
+def without_inverse_marker(words: list[str]) -> list[str] | None:
+    """The words of the relation these words name the inverse of, or None if they name no inverse."""
+    if len(words) > 1 and words[-1] in INVERSE_MARKERS:
+        return words[:-1]
+    if len(words) > 1 and words[0] in INVERSE_MARKERS:
+        return words[1:]
+    return None
+
+
+def inverse_relation_pairs(relations: pa.Table) -> list[tuple[int, int]]:
+    """(relation id, id of the relation named as its inverse) for every relation of `relations`
+    (columns id, label) whose name is another's with an inverse marker: `r` and `r_inverse`."""
+    ids, labels = relations.column("id").to_pylist(), relations.column("label").to_pylist()
+    words = [[w.lower() for w in name_words(label or "")] for label in labels]
+    by_words: dict[tuple[str, ...], list[int]] = {}
+    for rid, w in zip(ids, words):
+        by_words.setdefault(tuple(w), []).append(rid)
+    pairs = []
+    for rid, w in zip(ids, words):
+        base = without_inverse_marker(w)
+        if base is not None:  # `plays_for` and `playsFor` read alike: either may be the one inverted
+            pairs += [(b, rid) for b in by_words.get(tuple(base), [])]
+    return sorted(pairs)
