@@ -135,6 +135,9 @@ class IndexConf:
     api_key_env: str = "QDRANT_API_KEY"
     hnsw_m: int = 16
     upsert_batch: int = 2048
+    # walk vectors: float16 (edge and server) takes half the bytes of float32; they are rounded before
+    # the node sums see them, so refresh stays bit-exact (bench/results/index.md)
+    vector_datatype: str = "float16"
     # edge backend: a refresh merges the walks' delta into a new base once delta and masked
     # points pass this fraction of the base (one copy of the base, amortised over refreshes)
     compact_ratio: float = 0.2

@@ -222,3 +222,67 @@ def test_a_reader_moves_to_a_newer_version_only_when_it_follows(tmp_path):
     assert reader.count("walks") == 3 and [h.id for h in reader.search("walks", np.eye(4)[0], 4, root=0)] != [0]
     writer.close()
     reader.close()
+
+
+@pytest.mark.parametrize("backend", ["edge", "server"])
+def test_a_float16_store_keeps_exactly_the_vectors_it_says_and_ranks_by_them(tmp_path, backend):
+    """float16 halves the vectors; a build's node sums stay exact because `stored` says, bit for
+    bit, what `retrieve` will return, and searches rank by the cosine to those stored vectors."""
+    store = EdgeStore(tmp_path / "edge", vector_datatype="float16") if backend == "edge" else ServerStore(":memory:", vector_datatype="float16")
+    rng = np.random.default_rng(5)
+    n, dim = 100, 32
+    vectors, ids, roots = _unit(rng, n, dim), np.arange(-50, 50, dtype=np.int64), np.arange(n) % 5
+    store.begin()
+    store.create("walks", dim, graph=False, hnsw_m=16)
+    kept = store.stored("walks", vectors)
+    assert kept.dtype == np.float32 and not np.array_equal(kept, vectors)  # rounded: 11 significant bits
+    assert np.array_equal(kept, vectors.astype(np.float16).astype(np.float32)) and np.array_equal(store.stored("walks", kept), kept)
+    store.upsert("walks", ids, vectors, [{"walk_id": int(i), "root": int(r)} for i, r in zip(ids, roots)])
+    store.finish("walks")
+    store.commit()
+    got, got_vectors, _ = store.retrieve("walks", ids)
+    assert got.tolist() == ids.tolist() and np.array_equal(got_vectors, kept)
+    q = 3.0 * _unit(rng, 1, dim)[0]  # any length: scores are cosines to the stored vectors
+    scores = kept.astype(np.float64) @ (q / np.linalg.norm(q))
+    for root in (0, 4, None):
+        members = np.arange(n) if root is None else np.flatnonzero(roots == root)
+        ranked = members[np.argsort(-scores[members])]
+        assert all(np.diff(-scores[ranked[:7]]) > 4e-4)  # this seed leaves no near-ties for rounding to swap
+        hits = store.search("walks", q, 6, root=root)
+        assert [h.id for h in hits] == ids[ranked[:6]].tolist()
+        # Qdrant also rounds the (unit) query to float16: cosines within 2e-4
+        assert np.allclose([h.score for h in hits], scores[ranked[:6]], atol=2e-4, rtol=0)
+    store.close()
+
+
+def test_a_refresh_keeps_the_datatype_its_index_was_built_with(tmp_path):
+    """A refresh writes its delta in the datatype of the live base, whatever this kgwalk would
+    create now: an index built as float32 stays float32 (and its node sums exact) until rebuilt."""
+    rng = np.random.default_rng(6)
+    old = EdgeStore(tmp_path / "edge", vector_datatype="float32")
+    old.begin()
+    old.create("walks", 16, graph=False, hnsw_m=16)
+    old.upsert("walks", np.arange(50), _unit(rng, 50, 16), [{"root": 0} for _ in range(50)])
+    old.commit()
+    new = EdgeStore(tmp_path / "edge", vector_datatype="float16")
+    new.begin(copy=True)
+    vectors = _unit(rng, 3, 16)
+    assert np.array_equal(new.stored("walks", vectors), vectors)
+    new.upsert("walks", np.arange(100, 103), vectors, [{"root": 0} for _ in range(3)])
+    new.commit()
+    assert np.array_equal(new.retrieve("walks", np.arange(100, 103))[1], vectors)
+    new.begin()
+    new.create("walks", 16, graph=False, hnsw_m=16)  # a build: the new datatype
+    assert not np.array_equal(new.stored("walks", vectors), vectors)
+    new.upsert("walks", np.arange(50), _unit(rng, 50, 16), [{"root": 0} for _ in range(50)])
+    new.commit()
+    for _ in range(2):  # the first refresh starts a delta on the build's base, the second copies it
+        reader = EdgeStore(tmp_path / "edge", vector_datatype="float32")
+        reader.begin(copy=True)
+        assert np.array_equal(reader.stored("walks", vectors), vectors.astype(np.float16).astype(np.float32))
+        reader.upsert("walks", np.arange(100, 103), vectors, [{"root": 0} for _ in range(3)])
+        reader.commit()
+        assert np.array_equal(reader.retrieve("walks", np.arange(100, 103))[1], vectors.astype(np.float16).astype(np.float32))
+        reader.close()
+    new.close()
+    old.close()

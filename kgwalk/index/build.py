@@ -1,5 +1,11 @@
 """The index stage: walk vectors + payloads into `<name>_walks`, node vectors (normalized mean of
-each root's walk vectors) into `<name>_nodes`."""
+each root's walk vectors) into `<name>_nodes`.
+
+A walk point carries its vector and the two ids a search needs (walk_id, root: the filter). What
+a hit shows (kind, text, nodes, relations and their labels) stays in the Delta tables, which
+kgwalk.index.records reads at the versions the index reflects: a payload of Python lists and
+strings cost Qdrant more to take in than the vector, and doubled the index on disk.
+"""
 
 from __future__ import annotations
 
@@ -18,7 +24,7 @@ from kgwalk.storage import open_table, read_table
 from kgwalk.verbalize.pipeline import load_labels
 from kgwalk.walks.labels import LabelLookup
 
-PAYLOAD_COLUMNS = ["walk_id", "root", "kind", "count", "nodes", "rels", "inverse"]
+PAYLOAD_COLUMNS = ["walk_id", "root"]
 INDEX_INPUTS = ("walks", "texts", "vectors", "entities", "relations")
 _FIXED_POINT = 2.0**40  # unit-vector components as int64 multiples of 2^-40: exact, order-free sums
 
@@ -72,15 +78,15 @@ def with_texts(walks: pa.Table, texts: pa.Table) -> pa.Table:
     return walks
 
 
-def walk_meta(walks: pa.Table, texts: pa.Table, labels: LabelLookup) -> pa.Table:
+def walk_meta(walks: pa.Table, texts: pa.Table) -> pa.Table:
     """What a walk point carries, one row per walk sorted by walk_id: the payload columns plus
     text_id (to match vectors)."""
-    walks = labels.attach(walks.select(PAYLOAD_COLUMNS)).drop_columns(["rels"])
-    return with_texts(walks, texts.select(["walk_id", "text", "text_id"]))
+    return with_texts(walks.select(PAYLOAD_COLUMNS), texts.select(["walk_id", "text_id"]))
 
 
 def walk_payloads(meta: pa.Table) -> list[dict]:
-    return meta.drop_columns(["text_id"]).to_pylist()
+    ids, roots = (meta.column(c).to_pylist() for c in PAYLOAD_COLUMNS)
+    return [{"walk_id": i, "root": r} for i, r in zip(ids, roots)]
 
 
 def node_payloads(ids: np.ndarray, labels: LabelLookup, walk_counts: np.ndarray) -> list[dict]:
@@ -104,15 +110,12 @@ def matching_vectors(meta_ids: np.ndarray, meta_text_ids: np.ndarray, batch: pa.
 
 def build_index(cfg: Config, progress: bool = True) -> IndexResult:
     labels = load_labels(cfg)
-    meta = walk_meta(
-        read_table(cfg.table("walks"), PAYLOAD_COLUMNS, what="walks"),
-        read_table(cfg.table("texts"), ["walk_id", "text", "text_id"], what="verbalize"),
-        labels,
-    )
+    meta = walk_meta(read_table(cfg.table("walks"), PAYLOAD_COLUMNS, what="walks"), read_table(cfg.table("texts"), ["walk_id", "text_id"], what="verbalize"))
     if not meta.num_rows:
         raise KgwalkError("no walks to index: the walks table is empty")
     vectors = open_table(cfg.table("vectors"), what="embed").to_pyarrow_dataset()
     meta_ids = meta.column("walk_id").to_numpy()
+    meta_roots = meta.column("root").to_numpy()
     meta_text_ids = meta.column("text_id").to_numpy()
     taken = np.zeros(len(meta_ids), bool)
 
@@ -129,9 +132,9 @@ def build_index(cfg: Config, progress: bool = True) -> IndexResult:
         if sums is None:
             sums = NodeSums(labels.entity_ids, vecs.shape[1])
             store.create(walks_c, vecs.shape[1], graph=False, hnsw_m=cfg.index.hnsw_m)
-        part = meta.take(pa.array(rows))
-        sums.add(part.column("root").to_numpy(), vecs)
-        store.upsert(walks_c, meta_ids[rows], vecs, walk_payloads(part))
+        vecs = store.stored(walks_c, vecs)  # node sums add what a refresh will read back
+        sums.add(meta_roots[rows], vecs)
+        store.upsert(walks_c, meta_ids[rows], vecs, walk_payloads(meta.take(pa.array(rows))))
         bar.update(len(rows))
     bar.close()
     if sums is None or not taken.all():

@@ -23,6 +23,12 @@ compaction), `<name>.sums.npy` with `<name>.sums.roots.npy`, plus a generation's
 
 A generation's MANIFEST.json records each collection's layout; `<name>.masked.npy` holds the
 masked (id, root) pairs of a layered one.
+
+Bulk writes. Points are handed to Qdrant with their vectors as memoryview slices (a Python list
+of floats costs ~4x more to build than Qdrant takes to store it), and each batch is applied on a
+writer thread (Qdrant releases the GIL) while the next batch is prepared. A collection without
+an HNSW graph is never converted by the optimizer (indexing_threshold 0): its one appendable
+segment is searched per root through the payload index just as fast (bench/results/index.md).
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -37,7 +44,14 @@ from typing import Any
 import numpy as np
 
 from kgwalk.errors import KgwalkError
-from kgwalk.index.store import ROOT_FIELD, Hit, order_records, point_ids
+from kgwalk.index.store import (
+    ROOT_FIELD,
+    Hit,
+    as_stored,
+    order_records,
+    point_ids,
+    unit,
+)
 
 _MANIFEST = "MANIFEST.json"
 _RETRIEVE_BATCH = 1024
@@ -59,6 +73,7 @@ class Layout:
     masked_points: int = 0
     sums_base: str | None = None  # `<generation>/<name>` of the base node-sums files, if kept
     sums_base_rows: int = 0
+    datatype: str = "float32"  # of the vectors (generations written before it was recorded: float32)
 
 
 class _Collection:
@@ -103,21 +118,33 @@ class _Collection:
                 shard.close()
 
 
-def _shard_config(dim: int, graph: bool, hnsw_m: int):
-    from qdrant_edge import Distance, EdgeConfig, EdgeVectorParams, HnswIndexConfig
+def _shard_config(dim: int, graph: bool, hnsw_m: int, datatype: str):
+    from qdrant_edge import (
+        Distance,
+        EdgeConfig,
+        EdgeOptimizersConfig,
+        EdgeVectorParams,
+        HnswIndexConfig,
+        VectorStorageDatatype,
+    )
 
     hnsw = HnswIndexConfig(m=hnsw_m if graph else 0, ef_construct=100, full_scan_threshold=10000)
+    if datatype == "float16":  # dot product: Qdrant keeps the vectors as given (see kgwalk.index.store)
+        vectors = EdgeVectorParams(size=dim, distance=Distance.Dot, datatype=VectorStorageDatatype.Float16)
+    else:
+        vectors = EdgeVectorParams(size=dim, distance=Distance.Cosine)
+    optimizers = None if graph else EdgeOptimizersConfig(indexing_threshold=0)  # nothing to index: no conversion
     # No WAL: a generation that was not committed is thrown away, never recovered.
-    return EdgeConfig(vectors=EdgeVectorParams(size=dim, distance=Distance.Cosine), hnsw_config=hnsw, wal_enabled=False)
+    return EdgeConfig(vectors=vectors, hnsw_config=hnsw, optimizers=optimizers, wal_enabled=False)
 
 
-def _create_shard(path: Path, dim: int, graph: bool, hnsw_m: int):
-    from qdrant_edge import EdgeShard, PayloadSchemaType, UpdateOperation
+def _create_shard(path: Path, dim: int, graph: bool, hnsw_m: int, datatype: str):
+    from qdrant_edge import EdgeShard, IntegerIndexParams, UpdateOperation
 
     shutil.rmtree(path, ignore_errors=True)
-    shard = EdgeShard.create(str(path), _shard_config(dim, graph, hnsw_m))
-    if not graph:
-        shard.update(UpdateOperation.create_field_index(ROOT_FIELD, PayloadSchemaType.Integer))
+    shard = EdgeShard.create(str(path), _shard_config(dim, graph, hnsw_m, datatype))
+    if not graph:  # matched by value only: no range index
+        shard.update(UpdateOperation.create_field_index(ROOT_FIELD, IntegerIndexParams(lookup=True, range=False)))
     return shard
 
 
@@ -135,11 +162,14 @@ class EdgeStore:
     module's docstring). `compact_ratio`: a refresh merges a layered collection's delta into a
     new base once its delta and masked points pass this fraction of the base."""
 
-    def __init__(self, folder: str | Path, compact_ratio: float = 0.2) -> None:
+    def __init__(self, folder: str | Path, compact_ratio: float = 0.2, vector_datatype: str = "float32") -> None:
         import qdrant_edge  # noqa: F401 - fail here, not mid-build, if it is missing
 
         self.folder = Path(folder)
         self.compact_ratio = compact_ratio
+        self.vector_datatype = vector_datatype  # of collections this store creates
+        self._writer: ThreadPoolExecutor | None = None
+        self._pending: Future | None = None  # the batch of points the writer thread is applying
         self._open: dict[str, _Collection] = {}
         self._sums: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # collection: (roots, [walks, sums...]) written
         self._layouts: dict[str, Layout] | None = None
@@ -169,8 +199,10 @@ class EdgeStore:
         return json.loads(path.read_text()) if path.exists() else None
 
     def reflects(self) -> dict[str, Any] | None:
-        live = self.live_generation()
-        return (self._manifest(live) or {}).get("reflects") if live else None
+        """What the generation this store reads was committed with (the live one before the
+        first read, and for a writer)."""
+        gen = self._generation if self._generation is not None and not self._writing else self.live_generation()
+        return (self._manifest(gen) or {}).get("reflects") if gen else None
 
     def _read_layouts(self, generation: str) -> dict[str, Layout]:
         manifest = self._manifest(generation)
@@ -220,11 +252,11 @@ class EdgeStore:
             if self._sums_delta_path(live, name).exists():
                 shutil.copy(self._sums_delta_path(live, name), self._sums_delta_path(self._gen(), name))
             return Layout(layout.dim, True, f"{self._gen()}/{name}", layout.base_points,
-                          sums_base=layout.sums_base, sums_base_rows=layout.sums_base_rows)
+                          sums_base=layout.sums_base, sums_base_rows=layout.sums_base_rows, datatype=layout.datatype)
         if layout.base == f"{live}/{name}":  # plain: it becomes the base, and a delta starts
-            _create_shard(own, layout.dim, graph=False, hnsw_m=0).close()
+            _create_shard(own, layout.dim, graph=False, hnsw_m=0, datatype=layout.datatype).close()
             _write_atomically(self._masked_path(self._gen(), name), lambda f: np.save(f, np.zeros((0, 2), np.int64)))
-            return Layout(layout.dim, False, layout.base, layout.base_points)
+            return Layout(layout.dim, False, layout.base, layout.base_points, datatype=layout.datatype)
         changed = layout.delta_points + layout.masked_points
         if changed <= self.compact_ratio * max(layout.base_points, 1):
             shutil.copytree(live_own, own)
@@ -255,13 +287,19 @@ class EdgeStore:
         merged.flush()
         points = merged.info().points_count
         merged.close()
-        return Layout(layout.dim, False, f"{self._gen()}/{name}", points)
+        return Layout(layout.dim, False, f"{self._gen()}/{name}", points, datatype=layout.datatype)
 
     @staticmethod
     def _upsert_records(shard: Any, records: list) -> None:
         from qdrant_edge import Point, UpdateOperation
 
         shard.update(UpdateOperation.upsert_points([Point(id=r.id, vector=r.vector, payload=r.payload) for r in records]))
+
+    def _wait(self) -> None:
+        """Let the writer thread finish its batch (raising its error): before any other access."""
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            pending.result()
 
     def describe(self) -> str:
         """One line on the live generation's collections, for `kgwalk status`."""
@@ -283,12 +321,14 @@ class EdgeStore:
     def create(self, collection: str, dim: int, graph: bool, hnsw_m: int) -> None:
         self._require_writing()
         self._close(collection)
-        shard = _create_shard(self.folder / self._gen() / collection, dim, graph, hnsw_m)
-        self.layouts()[collection] = Layout(dim, graph, f"{self._gen()}/{collection}", 0)
+        datatype = "float32" if graph else self.vector_datatype  # see kgwalk.index.store: nodes stay exact
+        shard = _create_shard(self.folder / self._gen() / collection, dim, graph, hnsw_m, datatype)
+        self.layouts()[collection] = Layout(dim, graph, f"{self._gen()}/{collection}", 0, datatype=datatype)
         self._sums.pop(collection, None)
         self._open[collection] = _Collection(shard, None, np.zeros((0, 2), np.int64))
 
     def _collection(self, name: str) -> _Collection:
+        self._wait()
         if name not in self._open:
             from qdrant_edge import EdgeShard
 
@@ -319,11 +359,19 @@ class EdgeStore:
         from qdrant_edge import Point, UpdateOperation
 
         self._require_writing()
+        # Made while the writer thread applies the previous batch: this is most of the Python time.
+        vectors = np.ascontiguousarray(self.stored(collection, vectors))
+        dim, flat = vectors.shape[1], memoryview(vectors.reshape(-1))
+        points = [Point(id=i, vector=flat[row * dim : (row + 1) * dim], payload=p) for row, (i, p) in enumerate(zip(point_ids(ids), payloads))]
         c = self._collection(collection)
         if c.delta is not None:
             self._hide_in_base(c, ids)
-        points = [Point(id=i, vector=v, payload=p) for i, v, p in zip(point_ids(ids), vectors.tolist(), payloads)]
-        c.writable.update(UpdateOperation.upsert_points(points))
+        if self._writer is None:
+            self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kgwalk-index-writer")
+        self._pending = self._writer.submit(c.writable.update, UpdateOperation.upsert_points(points))
+
+    def stored(self, collection: str, vectors: np.ndarray) -> np.ndarray:
+        return as_stored(vectors, self.layouts()[collection].datatype)
 
     def delete(self, collection: str, ids: np.ndarray) -> None:
         from qdrant_edge import UpdateOperation
@@ -401,12 +449,13 @@ class EdgeStore:
         layout.sums_base, layout.sums_base_rows = f"{self._gen()}/{name}", int(alive.sum())
 
     def finish(self, collection: str) -> None:
-        shard = self._collection(collection).writable
+        shard = self._collection(collection).writable  # after the writer thread's last batch
         shard.optimize()
         shard.flush()
 
     def commit(self, reflects: dict[str, Any] | None = None) -> None:
         self._require_writing()
+        self._wait()
         gen = self.folder / self._gen()
         layouts = self.layouts()
         for name, c in self._open.items():
@@ -467,11 +516,18 @@ class EdgeStore:
         return order_records(ids, found)
 
     def search(self, collection: str, vector: np.ndarray, k: int, root: int | None = None) -> list[Hit]:
-        from qdrant_edge import FieldCondition, Filter, HasIdCondition, MatchValue, Query, QueryRequest
+        from qdrant_edge import (
+            FieldCondition,
+            Filter,
+            HasIdCondition,
+            MatchValue,
+            Query,
+            QueryRequest,
+        )
 
         c = self._collection(collection)
         must = None if root is None else [FieldCondition(key=ROOT_FIELD, match=MatchValue(value=int(root)))]
-        query = Query.Nearest(np.asarray(vector, np.float32).tolist())
+        query = Query.Nearest(unit(vector))
 
         def hits(shard: Any, must_not: list | None) -> list[Hit]:
             flt = Filter(must=must, must_not=must_not) if must or must_not else None
@@ -499,5 +555,11 @@ class EdgeStore:
             c.close()
 
     def close(self) -> None:
-        for name in list(self._open):
-            self._close(name)
+        try:
+            self._wait()
+        finally:
+            for name in list(self._open):
+                self._close(name)
+            if self._writer is not None:
+                self._writer.shutdown()
+                self._writer = None

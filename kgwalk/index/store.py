@@ -6,6 +6,12 @@ Qdrant server (or its local mode, which speaks the same API and is what the test
 
 Collections are made for Walk&Retrieve's two searches: nodes get an HNSW graph; walks are
 always searched within one root, so they get a payload index on `root` and no HNSW graph.
+
+Walk vectors are stored as float32 (cosine) or float16 (index.vector_datatype). A float16
+collection keeps exactly the vectors `stored` returns (unit vectors rounded to float16, scored by
+dot product with the query rounded alike: Qdrant's cosine would renormalize them), so node sums
+built from `stored` vectors match what a refresh reads back. Node collections (one point per
+entity, a few percent of the bytes) stay float32: node vectors stay exact unit vectors.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from kgwalk.config import Config
 from kgwalk.errors import KgwalkError
 
 ROOT_FIELD = "root"
+VECTOR_DATATYPES = ("float32", "float16")
 
 
 @dataclass
@@ -32,6 +39,18 @@ class Hit:
     id: int
     score: float
     payload: dict[str, Any]
+
+
+def as_stored(vectors: np.ndarray, datatype: str) -> np.ndarray:
+    """`vectors` (float32) as a collection of this datatype keeps them, bit for bit."""
+    vectors = np.asarray(vectors, np.float32)
+    return vectors.astype(np.float16).astype(np.float32) if datatype == "float16" else vectors
+
+
+def unit(vector: np.ndarray) -> list[float]:
+    """A query vector scaled to unit length: float16 collections score by dot product."""
+    v = np.asarray(vector, np.float64)
+    return (v / max(float(np.linalg.norm(v)), 1e-300)).astype(np.float32).tolist()
 
 
 def point_ids(ids: np.ndarray) -> list[int]:
@@ -50,6 +69,9 @@ class VectorStore(Protocol):
         """An empty collection in the new version; `graph=False`: no HNSW, payload index on root."""
 
     def upsert(self, collection: str, ids: np.ndarray, vectors: np.ndarray, payloads: list[dict[str, Any]]) -> None: ...
+
+    def stored(self, collection: str, vectors: np.ndarray) -> np.ndarray:
+        """`vectors` exactly as `collection` keeps them (and `retrieve` returns them)."""
 
     def delete(self, collection: str, ids: np.ndarray) -> None: ...
 
@@ -110,7 +132,8 @@ class ServerStore:
     visible without its node.
     """
 
-    def __init__(self, location: str, api_key: str | None = None, max_retries: int = 5, retry_backoff_s: float = 0.5) -> None:
+    def __init__(self, location: str, api_key: str | None = None, max_retries: int = 5, retry_backoff_s: float = 0.5,
+                 vector_datatype: str = "float32") -> None:
         from qdrant_client import QdrantClient
 
         if location.startswith(("http://", "https://")):
@@ -120,6 +143,8 @@ class ServerStore:
         else:
             self.client = QdrantClient(path=location)
         self.location, self.max_retries, self.retry_backoff_s = location, max_retries, retry_backoff_s
+        self.vector_datatype = vector_datatype  # of walk collections this store creates
+        self._datatypes: dict[str, str] = {}
         self._building: dict[str, str] = {}
         self._in_place = False
 
@@ -127,7 +152,10 @@ class ServerStore:
         """One request, retried with exponential backoff and jitter on what may pass (connection
         errors, timeouts, 429, 5xx); then one clear error. Nothing is switched until `commit`,
         and refresh upserts are idempotent, so rerunning the command resumes."""
-        from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
+        from qdrant_client.http.exceptions import (
+            ResponseHandlingException,
+            UnexpectedResponse,
+        )
 
         for attempt in range(self.max_retries + 1):
             try:
@@ -164,7 +192,8 @@ class ServerStore:
         physical = f"{collection}__{uuid.uuid4().hex[:12]}"
         self._call(f"creating {physical}", lambda: self.client.create_collection(
             physical,
-            vectors_config=models.VectorParams(size=dim, distance=models.Distance.COSINE),
+            vectors_config=models.VectorParams(size=dim, distance=models.Distance.DOT, datatype=models.Datatype.FLOAT16)
+            if self.vector_datatype == "float16" and not graph else models.VectorParams(size=dim, distance=models.Distance.COSINE),
             hnsw_config=models.HnswConfigDiff(m=hnsw_m if graph else 0),
         ))
         if not graph:
@@ -172,6 +201,7 @@ class ServerStore:
                 warnings.simplefilter("ignore", UserWarning)
                 self._call(f"indexing {physical}", lambda: self.client.create_payload_index(physical, ROOT_FIELD, models.PayloadSchemaType.INTEGER))
         self._building[collection] = physical
+        self._datatypes[collection] = "float16" if self.vector_datatype == "float16" and not graph else "float32"
 
     def _drop_unfinished(self, collection: str) -> None:
         """Physical collections of an earlier build of `collection` that never went live (it
@@ -188,8 +218,14 @@ class ServerStore:
     def upsert(self, collection: str, ids: np.ndarray, vectors: np.ndarray, payloads: list[dict[str, Any]]) -> None:
         from qdrant_client import models
 
-        batch = models.Batch(ids=point_ids(ids), vectors=vectors.tolist(), payloads=payloads)
+        batch = models.Batch(ids=point_ids(ids), vectors=self.stored(collection, vectors).tolist(), payloads=payloads)
         self._call(f"upserting {len(ids):,} points", lambda: self.client.upsert(self._target(collection), points=batch, wait=True))
+
+    def stored(self, collection: str, vectors: np.ndarray) -> np.ndarray:
+        if collection not in self._datatypes:  # as the collection was created, by this build or an earlier one
+            params = self._call("reading a collection", lambda: self.client.get_collection(self._target(collection))).config.params.vectors
+            self._datatypes[collection] = "float16" if getattr(params, "datatype", None) == "float16" else "float32"
+        return as_stored(vectors, self._datatypes[collection])
 
     def delete(self, collection: str, ids: np.ndarray) -> None:
         from qdrant_client import models
@@ -246,9 +282,9 @@ class ServerStore:
         if root is not None:
             flt = models.Filter(must=[models.FieldCondition(key=ROOT_FIELD, match=models.MatchValue(value=int(root)))])
         result = self.client.query_points(
-            collection, query=np.asarray(vector, np.float32).tolist(), limit=k, query_filter=flt, with_payload=True
+            collection, query=unit(vector), limit=k, query_filter=flt, with_payload=True
         )
-        return [Hit(int(p.id), float(p.score), dict(p.payload or {})) for p in result.points]
+        return [Hit(int(np.uint64(p.id).view(np.int64)), float(p.score), dict(p.payload or {})) for p in result.points]  # our signed ids
 
     def count(self, collection: str) -> int:
         return int(self.client.count(collection, exact=True).count)
@@ -258,14 +294,17 @@ class ServerStore:
 
 
 def open_store(cfg: Config) -> VectorStore:
+    if cfg.index.vector_datatype not in VECTOR_DATATYPES:
+        raise KgwalkError(f"index.vector_datatype must be one of {VECTOR_DATATYPES}, got {cfg.index.vector_datatype!r}")
     if cfg.index.backend == "edge":
         from kgwalk.index.edge import EdgeStore
 
-        return EdgeStore(cfg.root / "qdrant", cfg.index.compact_ratio)
+        return EdgeStore(cfg.root / "qdrant", cfg.index.compact_ratio, cfg.index.vector_datatype)
     if cfg.index.backend == "server":
         if not cfg.index.url:
             raise KgwalkError("index.url must be set for the server backend, e.g. http://localhost:6333 (conf/cluster.yaml takes it from QDRANT_URL)")
-        return ServerStore(cfg.index.url, os.environ.get(cfg.index.api_key_env), cfg.index.max_retries, cfg.index.retry_backoff_s)
+        return ServerStore(cfg.index.url, os.environ.get(cfg.index.api_key_env), cfg.index.max_retries, cfg.index.retry_backoff_s,
+                           cfg.index.vector_datatype)
     raise KgwalkError(f"index.backend must be 'edge' or 'server', got {cfg.index.backend!r}")
 
 

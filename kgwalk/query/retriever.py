@@ -23,6 +23,7 @@ import numpy as np
 from kgwalk.config import Config, load_config
 from kgwalk.embed.model import Embedder, make_embedder
 from kgwalk.errors import KgwalkError
+from kgwalk.index.records import WalkRecords
 from kgwalk.index.store import VectorStore, collection_names, open_store
 from kgwalk.walks.labels import signature, walk_triples
 
@@ -119,6 +120,7 @@ class Retriever:
         self._prior = None
         self.rerank = resolve_rerank(cfg)
         self.nodes_collection, self.walks_collection = collection_names(cfg)
+        self.records = WalkRecords(cfg)  # what walk hits show: walk points carry ids only
 
     @property
     def embedder(self) -> Embedder:
@@ -174,6 +176,7 @@ class Retriever:
         if k_nodes < 1 or k_walks < 1:
             raise KgwalkError("k_nodes and k_walks must be >= 1")
         self.store.follow_live()  # a long-lived retriever (kgwalk serve) sees each refresh once it lands
+        self.records.sync(self.store.reflects())  # the walk records of that index version
         timings: dict[str, float] = {}
         clock = time.perf_counter()
 
@@ -200,7 +203,8 @@ class Retriever:
         topics = ([n for n in nodes if n.matched] or nodes) if self.rerank == "paths" else []
         for node in nodes:
             fetch = max(q_conf.candidates, k_walks) if any(node is t for t in topics) else k_walks
-            node.walks = [_walk_hit(w.score, w.payload) for w in self.store.search(self.walks_collection, q, fetch, root=node.id)]
+            hits = self.store.search(self.walks_collection, q, fetch, root=node.id)
+            node.walks = [_walk_hit(h.score, record) for h, record in zip(hits, self.records.lookup([h.id for h in hits]))]
         lap("walk_search")
         if topics:
             self.prior.rerank(vectors[1], [w for n in topics for w in n.walks], q_conf.rerank_weight)

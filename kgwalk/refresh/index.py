@@ -121,7 +121,7 @@ def refresh_index(cfg: Config, state: dict[str, TableState], report: RefreshRepo
     upsert_rows = np.flatnonzero(new_vector | payload_only)
     node_rows = np.flatnonzero(isin(pa.array(roots), node_roots))  # every walk of those roots
     meta = walk_meta(  # row i: the walk at upsert_rows[i] (both sorted by walk_id)
-        _rows_of(cfg, "walks", PAYLOAD_COLUMNS, ids[upsert_rows]), _rows_of(cfg, "texts", ["walk_id", "text", "text_id"], ids[upsert_rows]), labels
+        _rows_of(cfg, "walks", PAYLOAD_COLUMNS, ids[upsert_rows]), _rows_of(cfg, "texts", ["walk_id", "text_id"], ids[upsert_rows])
     )
 
     nodes_c, walks_c = collection_names(cfg)
@@ -132,7 +132,7 @@ def refresh_index(cfg: Config, state: dict[str, TableState], report: RefreshRepo
     # One vector per row that needs one: from `vectors` where the text is new, else from the index.
     table_rows = np.flatnonzero(new_vector)
     index_rows = np.setdiff1d(upsert_rows if incremental else np.union1d(upsert_rows, node_rows), table_rows)
-    from_table = _table_vectors(cfg, keys, table_rows, done["vectors"])
+    from_table = store.stored(walks_c, _table_vectors(cfg, keys, table_rows, done["vectors"]))  # as a build rounds them
     from_index = _index_vectors(store, walks_c, ids[index_rows])
     rows = np.concatenate([table_rows, index_rows])
     vectors = np.concatenate([v for v in (from_table, from_index) if len(v)]) if len(rows) else np.zeros((0, 1), np.float32)
