@@ -1,9 +1,10 @@
 """Topic-entity linking on MetaQA dev from the label lexicon alone (no embeddings): bracketed vs
-plain questions, the lexicon of a git revision (baseline) vs the working tree's, in one run.
+plain questions, the lexicon of a git revision (baseline) vs the working tree's, in one run; and
+the automatic relation phrases of both revisions for real relation names.
 
-    .venv/bin/python bench/zero_shot_linking.py [--baseline HEAD] [--limit 3000]
+    .venv/bin/python bench/zero_shot_linking.py [--baseline HEAD] [--limit N]
 
-Questions: the first `limit` lines of qa_dev per hop (never test). Variants of what a user types:
+Questions: qa_dev per hop (never test), the first `limit` lines if given. Variants of what a user types:
 `bracketed` (MetaQA's own `who directed [Kismet]`), `plain` (brackets stripped), `plain lower`
 (also lower-cased), and `plain, _ labels`: the KG spelling its labels with underscores
 (`Abra_Catastrophe!`-style: every space in an entity label replaced by `_`) while the user types
@@ -39,14 +40,23 @@ HOPS = (1, 2, 3)
 _BRACKETS = re.compile(r"\[([^\[\]]+)\]")
 
 
-def lexicon_module_at(revision: str):
-    """kgwalk/query/lexicon.py as it was at `revision`, imported under its own name."""
-    source = subprocess.run(["git", "show", f"{revision}:kgwalk/query/lexicon.py"], cwd=ROOT, check=True, capture_output=True, text=True).stdout
-    path = Path(tempfile.mkdtemp()) / "lexicon_baseline.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location("lexicon_baseline", path)
+# Relation names as KGs spell them: MetaQA's, `kgwalk synth`'s, and others seen in the wild.
+RELATION_NAMES = [
+    "directed_by", "written_by", "starred_actors", "has_tags", "in_language", "release_year", "plays_for_country",
+    "plays_for_country_inverse", "aged", "people.person.gender", "film.film.directed_by", "isPartOf", "birthPlace",
+    "http://dbpedia.org/ontology/birthPlace", "capital_of", "located_in", "headquartered_in", "plays_for", "has_ceo",
+]
+
+
+def module_at(revision: str, path: str):
+    """A module of kgwalk as it was at `revision`, imported under a name of its own."""
+    source = subprocess.run(["git", "show", f"{revision}:{path}"], cwd=ROOT, check=True, capture_output=True, text=True).stdout
+    name = Path(path).stem + "_baseline"
+    file = Path(tempfile.mkdtemp()) / f"{name}.py"
+    file.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, file)
     module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while it loads
+    sys.modules[name] = module  # dataclasses look their module up while it loads
     spec.loader.exec_module(module)
     return module
 
@@ -77,7 +87,7 @@ def score(lexicon, questions: list[Question], texts: list[str]) -> dict[str, flo
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", default="HEAD", help="git revision of the baseline lexicon")
-    parser.add_argument("--limit", type=int, default=3000, help="dev questions per hop")
+    parser.add_argument("--limit", type=int, help="dev questions per hop (default: all)")
     args = parser.parse_args()
 
     tables = build_tables(read_kg(METAQA_DIR / "kb.txt"), "metaqa")
@@ -85,14 +95,14 @@ def main() -> None:
     underscored = entities.set_column(2, "label", pc.replace_substring(entities.column("label"), " ", "_"))
     import kgwalk.query.lexicon as candidate
 
-    baseline = lexicon_module_at(args.baseline)
+    baseline = module_at(args.baseline, "kgwalk/query/lexicon.py")
     lexicons = {
         name: {"labels": make_lexicon(module, entities, relations), "_ labels": make_lexicon(module, underscored, relations)}
         for name, module in (("baseline", baseline), ("candidate", candidate))
     }
     rows = []
     for hops in HOPS:
-        questions = load_questions(question_file(METAQA_DIR, hops, "dev"))[: args.limit]
+        questions = load_questions(question_file(METAQA_DIR, hops, "dev"))[: args.limit or None]
         bracketed = [q.text for q in questions]
         plain = [_BRACKETS.sub(r"\1", t) for t in bracketed]
         variants = [("bracketed", "labels", bracketed), ("plain", "labels", plain),
@@ -103,14 +113,21 @@ def main() -> None:
                 rows.append(f"| {hops} | {variant} | {name} | {s['recall']:.3f} | {s['top1']:.3f} | {s['extra']:.3f} | {s['links']:.2f} "
                             f"| {s['p50']:.2f} / {s['p99']:.2f} |")
                 print(rows[-1], file=sys.stderr)
+    from kgwalk.verbalize import template
+
+    old_template = module_at(args.baseline, "kgwalk/verbalize/template.py")
+    phrases = [f"| `{r}` | {' / '.join(old_template.fallback_phrases(r))} | {' / '.join(template.fallback_phrases(r))} |" for r in RELATION_NAMES]
     save_report(
         "zero_shot_linking",
         "Topic-entity linking from the label lexicon on plain questions (MetaQA dev)",
-        [f"- MetaQA dev, first {args.limit} questions per hop; KB {entities.num_rows:,} entities, {relations.num_rows} relations",
+        [f"- MetaQA dev, {f'first {args.limit}' if args.limit else 'all'} questions per hop; KB {entities.num_rows:,} entities, {relations.num_rows} relations",
          f"- baseline: kgwalk/query/lexicon.py at `{args.baseline}`; candidate: the working tree; same questions, one run",
          "- recall: topic among linked entities; top-1: topic linked first; extra: questions with a non-topic entity linked"],
         ["| hops | questions | lexicon | recall | top-1 | extra | links/q | lexicon ms p50 / p99 |",
-         "|---|---|---|---|---|---|---|---|", *rows],
+         "|---|---|---|---|---|---|---|---|", *rows, "",
+         "## Automatic relation phrases (no `verbalize.phrases` map): forward / inverse", "",
+         "`{}` marks where the next entity goes (\"Turkey is the country Dirk_KUYT plays for\").", "",
+         "| relation | baseline | candidate |", "|---|---|---|", *phrases],
     )
 
 

@@ -21,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 
 from kgwalk.kg.ids import hash64
+from kgwalk.kg.relations import relation_words
 
 MAX_SPAN_WORDS = 12
 _WORD = re.compile(r"[^\s_]+")
@@ -28,7 +29,7 @@ _BRACKETED = re.compile(r"\[([^\[\]]+)\]")
 _EDGE_PUNCT = "?!.,;:\"'`()[]{}<>«»“”‘’¿¡"
 _POSSESSIVE = ("'s", "’s")
 _QUALIFIER = re.compile(r"\s*\([^()]*\)\s*")
-_CAMEL_HUMP = re.compile(r"([a-z])([A-Z])")
+_DIGIT = re.compile(r"\d")
 # Function words of questions: an entity with such a one-word name ("It", "Up", "The") is only
 # meant when nothing else is named.
 _FUNCTION_WORDS = frozenset(
@@ -65,14 +66,16 @@ def label_key(text: str) -> int:
     return _key(_key_words(text))
 
 
-def label_keys(label: str) -> list[int]:
-    """The keys a label is found by: its own, and without parenthesized qualifiers when that
-    leaves a name ("Kismet (1944 film)" is also "Kismet"; "(24755) 1992 UQ6" also "1992 UQ6")."""
-    words = _key_words(label)
+def label_keys(label: str, words: list[str] | None = None) -> list[int]:
+    """The keys a label (of these key words) is found by: its own, and without parenthesized
+    qualifiers when that leaves a name ("Kismet (1944 film)" is also "Kismet"; "(24755) 1992 UQ6"
+    also "1992 UQ6")."""
+    words = _key_words(label) if words is None else words
     keys = [_key(words)] if words else []
-    bare = _key_words(_QUALIFIER.sub(" ", label))
-    if bare and bare != words:
-        keys.append(_key(bare))
+    if "(" in label:
+        bare = _key_words(_QUALIFIER.sub(" ", label))
+        if bare and bare != words:
+            keys.append(_key(bare))
     return keys
 
 
@@ -110,32 +113,32 @@ class EntityLexicon:
     def __init__(self, entities: pa.Table, relations: pa.Table | None = None) -> None:
         ids = entities.column("id").to_numpy()
         labels = [label or "" for label in entities.column("label").to_pylist()]
-        capitalized = np.fromiter((any(c.isupper() for c in t) for t in labels), bool, len(labels))
-        common = self._named_like_common_words(labels, relations)
-        key_lists = [label_keys(label) for label in labels]
+        words = [_key_words(label) for label in labels]
+        capitalized = np.fromiter((t != t.lower() for t in labels), bool, len(labels))
+        # one-word labels found only once their punctuation is dropped: "star" is not the film "Star!"
+        punctuated = np.fromiter((len(w) == 1 and w[0] != t.strip().casefold() for t, w in zip(labels, words)), bool, len(labels))
+        common = self._named_like_common_words(labels, words, capitalized, relations)
+        key_lists = [label_keys(label, w) for label, w in zip(labels, words)]
         owners = np.repeat(np.arange(len(ids)), [len(k) for k in key_lists])
         keys = np.fromiter((k for ks in key_lists for k in ks), np.int64, len(owners))
         order = np.lexsort((common[owners], keys))  # within a key, named entities before common words
         self._keys, self._ids = keys[order], ids[owners[order]]
         self._common, self._capitalized = common[owners[order]], capitalized[owners[order]]
+        self._punctuated = punctuated[owners[order]]
 
     @staticmethod
-    def _named_like_common_words(labels: list[str], relations: pa.Table | None) -> np.ndarray:
-        """Per label, whether it names its entity like a common word: in a KG whose names are
-        mostly capitalized, a label without capitals or digits (a tag, a class: `director`,
-        `artist`); in any KG, a one-word label that is also a word of a relation name (`album`
-        beside `album_artist`)."""
-        cased = np.fromiter((any(c.isupper() or c.isdigit() for c in t) for t in labels), bool, len(labels))
+    def _named_like_common_words(labels: list[str], words: list[list[str]], capitalized: np.ndarray,
+                                 relations: pa.Table | None) -> np.ndarray:
+        """Per label (with its key words and whether it has capitals), whether it names its entity
+        like a common word: in a KG whose names are mostly capitalized, a label without capitals
+        or digits (a tag, a class: `director`, `artist`); in any KG, a one-word label that is also
+        a word of a relation name (`album` beside `album_artist`)."""
+        cased = capitalized | np.fromiter((_DIGIT.search(t) is not None for t in labels), bool, len(labels))
         lowercase_is_common = bool(len(labels)) and cased.mean() >= 0.5
-        relation_words = set()
-        for name in relations.column("label").to_pylist() if relations is not None else []:
-            relation_words.update(_key_words(_CAMEL_HUMP.sub(r"\1 \2", name or "").replace(".", " ")))
-
-        def common(text: str, has_capitals: bool) -> bool:
-            words = _key_words(text)
-            return (lowercase_is_common and not has_capitals) or (len(words) == 1 and words[0] in relation_words)
-
-        return np.fromiter((common(t, c) for t, c in zip(labels, cased)), bool, len(labels))
+        named_in_relations = {w.lower() for name in (relations.column("label").to_pylist() if relations is not None else [])
+                              for w in relation_words(name or "")}
+        in_relations = np.fromiter((len(w) == 1 and w[0] in named_in_relations for w in words), bool, len(words))
+        return (lowercase_is_common & ~cased) | in_relations
 
     def __len__(self) -> int:
         return len(self._keys)
@@ -152,9 +155,10 @@ class EntityLexicon:
         """Entities named in the question, best first, each once. Bracketed spans are the user
         saying which entity they mean: when there are any, only they count. Otherwise the longest
         spans that name entities; weak mentions count only when there is nothing else: a common
-        word (see the module doc), a one-word function word or letter ("It", "Up"), or a span
-        typed in lowercase that names a capitalized label in a question that capitalizes names
-        ("star" in "what did Adam Arkin star in" is not the film "Star!")."""
+        word (see the module doc), a one-word function word or letter ("It", "Up"), a one-word label
+        found only without its punctuation, or a span typed in lowercase that names a capitalized
+        label in a question that capitalizes names ("star" in "what did Adam Arkin star in" is not
+        the film "Star!")."""
         found: dict[int, Mention] = {}
         for text in _BRACKETED.findall(question):
             for entity in self.ids_of(text):
@@ -176,8 +180,9 @@ class EntityLexicon:
             text = question[span.start : span.end]
             function_word = span.words == 1 and (words[span.first] in _FUNCTION_WORDS or len(words[span.first]) == 1)
             lowercase = capitalizes and text.islower()
-            for entity, common, capitalized in zip(self._ids[at], self._common[at], self._capitalized[at]):
-                into = weak if function_word or common or (lowercase and capitalized) else strong
+            flags = zip(self._ids[at], self._common[at], self._capitalized[at], self._punctuated[at])
+            for entity, common, capitalized, punctuated in flags:
+                into = weak if function_word or common or punctuated or (lowercase and capitalized) else strong
                 into.setdefault(int(entity), Mention(int(entity), text, False))
         return list((strong or weak).values())
 
