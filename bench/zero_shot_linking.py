@@ -34,6 +34,7 @@ from report import save_report
 from kgwalk.eval.metaqa import METAQA_DIR, Question, load_questions, question_file
 from kgwalk.kg.ingest import build_tables
 from kgwalk.kg.readers import read_kg
+from kgwalk.kg.relations import inverse_relation_pairs
 
 ROOT = Path(__file__).resolve().parents[1]
 HOPS = (1, 2, 3)
@@ -92,6 +93,9 @@ def main() -> None:
 
     tables = build_tables(read_kg(METAQA_DIR / "kb.txt"), "metaqa")
     entities, relations = tables.entities, tables.relations
+    src, dst = tables.edges.column("src").to_numpy(), tables.edges.column("dst").to_numpy()
+    loop = src == dst
+    loop_only = np.setdiff1d(src[loop], np.concatenate([src[~loop], dst[~loop]]))
     underscored = entities.set_column(2, "label", pc.replace_substring(entities.column("label"), " ", "_"))
     import kgwalk.query.lexicon as candidate
 
@@ -122,7 +126,9 @@ def main() -> None:
         "Topic-entity linking from the label lexicon on plain questions (MetaQA dev)",
         [f"- MetaQA dev, {f'first {args.limit}' if args.limit else 'all'} questions per hop; KB {entities.num_rows:,} entities, {relations.num_rows} relations",
          f"- baseline: kgwalk/query/lexicon.py at `{args.baseline}`; candidate: the working tree; same questions, one run",
-         "- recall: topic among linked entities; top-1: topic linked first; extra: questions with a non-topic entity linked"],
+         "- recall: topic among linked entities; top-1: topic linked first; extra: questions with a non-topic entity linked",
+         (f"- the KB's self-loops: {int(loop.sum())} edges; {len(loop_only)} entities whose only edges are self-loops (no walk before, "
+         f"a walk per loop now); explicit inverse relation pairs: {len(inverse_relation_pairs(relations))}")],
         ["| hops | questions | lexicon | recall | top-1 | extra | links/q | lexicon ms p50 / p99 |",
          "|---|---|---|---|---|---|---|---|", *rows, "",
          "## Automatic relation phrases (no `verbalize.phrases` map): forward / inverse", "",
