@@ -118,6 +118,8 @@ class VerbalizeConf:
 
 @dataclass
 class EmbedConf:
+    # a sentence-transformers model | static | static:<sentence-transformers model> | a static
+    # model's folder (kgwalk/embed/static.py) | hashing-<dim>
     model: str = "all-MiniLM-L6-v2"
     batch_size: int = 0  # sentences per forward pass; 0 = 32 on CPU, 1024 on CUDA
     actors: int = 0  # 0 = one less than the CPUs Ray sees (at least 1)
@@ -160,7 +162,8 @@ class QueryConf:
     walk_budget: int | None = None  # at most this many walks over all nodes, best first; None = k_nodes x k_walks
     max_question_chars: int = 2000
     # onnx: the question encoder on ONNX Runtime (CPU; a few times faster one question at a time,
-    # same vectors within rounding) | torch: the embed stage's own code
+    # same vectors within rounding) | torch: the embed stage's own code. A static embed.model is
+    # its own question encoder (numpy, no torch), whatever this says.
     encoder: str = "onnx"
 
 

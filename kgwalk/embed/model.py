@@ -72,6 +72,15 @@ def resolve_precision(precision: str, device: str) -> str:
     return "bfloat16" if device == "cpu" and cpu_has_bf16() else "float32"
 
 
+def unit_rows(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length, in place; an all-zero row (a text without a known word) becomes
+    the first axis, so every text still gets a unit vector."""
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    vectors /= np.where(norms > 0, norms, 1.0)
+    vectors[norms[:, 0] == 0, 0] = 1.0
+    return vectors
+
+
 class SentenceTransformerEmbedder:
     def __init__(
         self, model: str = "all-MiniLM-L6-v2", device: str = "cpu", threads: int = 0, batch_size: int = 0, precision: str = "auto"
@@ -125,15 +134,22 @@ class HashingEmbedder:
             for feature in words + [a + " " + b for a, b in zip(words, words[1:])]:
                 h = int.from_bytes(hashlib.blake2b(feature.encode(), digest_size=8).digest(), "little")
                 out[row, h % self.dim] += 1.0 if h >> 63 else -1.0
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        out /= np.where(norms > 0, norms, 1.0)
-        out[norms[:, 0] == 0, 0] = 1.0  # a text without words still gets a unit vector
-        return out
+        return unit_rows(out)
 
 
 def make_embedder(model: str, device: str = "cpu", threads: int = 0, batch_size: int = 0, precision: str = "auto") -> Embedder:
-    """The embedder `embed.*` describes: hashing-<dim>, the model on ONNX Runtime with int8 weights
-    (precision int8), else the model on PyTorch (sentence-transformers)."""
+    """The embedder `embed.*` describes: hashing-<dim>, a static model (kgwalk/embed/static.py), the
+    model on ONNX Runtime with int8 weights (precision int8), else the model on PyTorch
+    (sentence-transformers)."""
+    from kgwalk.embed.static import StaticEmbedder, is_static
+
+    if is_static(model):
+        if device != "cpu":
+            raise KgwalkError(f"embed.model={model} runs on the CPU (numpy, no transformer); embed.device is {device!r}: "
+                              "use embed.device=cpu, or a transformer model such as all-MiniLM-L6-v2 on a GPU")
+        if precision not in ("auto", "float32"):
+            raise KgwalkError(f"embed.precision={precision} applies to transformer models; a static model computes in float32")
+        return StaticEmbedder(model, batch_size)
     if model.startswith("hashing-"):
         dim = model.removeprefix("hashing-")
         if not dim.isdigit():

@@ -22,6 +22,7 @@ import numpy as np
 
 from kgwalk.config import Config, load_config
 from kgwalk.embed.model import Embedder, make_embedder
+from kgwalk.embed.static import is_static
 from kgwalk.errors import KgwalkError
 from kgwalk.index.records import WalkRecords
 from kgwalk.index.store import VectorStore, collection_names, open_store
@@ -127,7 +128,9 @@ class Retriever:
         """Loaded on first use, so bad input fails fast without loading a model."""
         if self._embedder is None:
             e = self.cfg.embed
-            if self.cfg.query.encoder == "onnx" and e.device == "cpu" and not e.model.startswith("hashing-"):
+            # a static model is its own fast question encoder: no torch, no ONNX Runtime
+            transformer = not (e.model.startswith("hashing-") or is_static(e.model))
+            if self.cfg.query.encoder == "onnx" and e.device == "cpu" and transformer:
                 from kgwalk.embed.onnx import OnnxEmbedder
 
                 self._embedder = OnnxEmbedder(e.model)

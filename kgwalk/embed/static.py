@@ -1,0 +1,201 @@
+"""Static embedders: one vector per token, averaged over a sentence's tokens (model2vec).
+
+No transformer runs at encode time, so a static model embeds walk sentences a hundred times faster
+than MiniLM on a CPU and encodes a question without torch or ONNX Runtime; it ranks walks less
+well (bench/results/embed_quality_static.md). Three ways to name one in `embed.model`:
+
+- `static`: distilled from the bundled all-MiniLM-L6-v2 (256 dimensions), once;
+- `static:<sentence-transformers model name or folder>`: distilled from that model, once;
+- a folder holding a static model (model2vec's `save_pretrained`, or a sentence-transformers
+  model whose first module is StaticEmbedding), with or without `static:`: loaded as it is.
+
+Distillation (model2vec.distill: every vocabulary token through the model, then PCA; no data) takes
+about a minute here and needs torch; its result is cached under the user's cache folder
+(`$XDG_CACHE_HOME/kgwalk/static`, else `~/.cache/kgwalk/static`), keyed by the source model and
+the library versions. One process distills at a time (a file lock per entry; the others wait and
+load its result) and publishes by renaming a finished folder, so a killed distillation leaves no
+entry; an entry that fails to load is distilled again.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import functools
+import hashlib
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from unittest import mock
+
+import numpy as np
+
+from kgwalk.embed.model import resolve_model, unit_rows
+from kgwalk.errors import KgwalkError
+
+STATIC = "static"
+DEFAULT_SOURCE = "all-MiniLM-L6-v2"
+DISTILL_DIMS = 256  # PCA components of a distilled model (fewer if the source has fewer dimensions)
+# Sentences per model2vec batch when `embed.batch_size` is 0 (model2vec's own default).
+STATIC_BATCH = 1024
+# Versions that change what a distillation produces: the cache key includes them.
+_DISTILL_PACKAGES = ("model2vec", "transformers", "tokenizers", "torch")
+
+
+def is_static_folder(path: str | Path) -> bool:
+    """A saved model2vec model, or a sentence-transformers model whose first module is StaticEmbedding."""
+    folder = Path(path)
+    try:
+        if json.loads((folder / "config.json").read_text()).get("model_type") == "model2vec":
+            return True
+    except (OSError, ValueError, AttributeError):
+        pass
+    try:
+        modules = json.loads((folder / "modules.json").read_text())
+        return str(modules[0].get("type", "")).endswith("StaticEmbedding")
+    except (OSError, ValueError, AttributeError, IndexError, KeyError, TypeError):
+        return False
+
+
+def is_static(model: str) -> bool:
+    """Whether `embed.model` names a static embedder (see the module docstring)."""
+    return model == STATIC or model.startswith(STATIC + ":") or is_static_folder(model)
+
+
+def static_source(model: str) -> str:
+    """What a static `embed.model` names: a static model's folder, or the model to distill."""
+    if model == STATIC:
+        return DEFAULT_SOURCE
+    source = model.removeprefix(STATIC + ":")
+    if not source:
+        raise KgwalkError("embed.model: expected static, static:<sentence-transformers model or folder>, "
+                          "or a static model's folder; got 'static:'")
+    return os.path.expanduser(source)
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kgwalk" / STATIC
+
+
+def _package_version(name: str) -> str:
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "-"
+
+
+def source_fingerprint(resolved: str) -> str:
+    """The source model's identity: its name, or for a folder its files' sizes and mtimes too
+    (a model rewritten in place gets a new entry)."""
+    folder = Path(resolved)
+    if not folder.is_dir():
+        return resolved
+    files = sorted((str(p.relative_to(folder)), p.stat().st_size, p.stat().st_mtime_ns) for p in folder.rglob("*") if p.is_file())
+    return f"{folder.resolve()}|{files}"
+
+
+def cache_entry(source: str, root: Path | None = None) -> Path:
+    """Where the distillation of `source` is cached (whether or not it exists yet)."""
+    resolved = resolve_model(source)
+    versions = [f"{name}={_package_version(name)}" for name in _DISTILL_PACKAGES]
+    key = hashlib.sha256("|".join([source_fingerprint(resolved), str(DISTILL_DIMS), *versions]).encode()).hexdigest()[:16]
+    return (root or cache_root()) / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', source)[-80:]}-{key}"
+
+
+def _load(folder: Path):
+    from model2vec import StaticModel
+
+    return StaticModel.from_pretrained(folder, force_download=False)
+
+
+def _load_entry(entry: Path):
+    """The cached model, or None if the entry is missing or does not load (truncated, emptied)."""
+    if not entry.is_dir():
+        return None
+    try:
+        return _load(entry)
+    except Exception:  # noqa: BLE001 - whatever fails to read a cache entry, distilling again repairs it
+        return None
+
+
+def distill_into(source: str, folder: Path) -> None:
+    """Distill `source` (a sentence-transformers model) into a model2vec folder at `folder`."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        import transformers
+        from model2vec.distill import distill
+    except ImportError as e:
+        raise KgwalkError(f"embed.model=static needs torch and transformers to distill a model once ({e})") from None
+    from model2vec.distill import inference
+    from tqdm import tqdm
+
+    transformers.utils.logging.disable_progress_bar()
+    transformers.utils.logging.set_verbosity_error()
+    # model2vec has no switch for its per-token progress bar (a screenful on a non-terminal stderr)
+    with mock.patch.object(inference, "tqdm", functools.partial(tqdm, disable=True)):
+        try:
+            model = distill(model_name=resolve_model(source), pca_dims=DISTILL_DIMS, quantize_to="float32")
+        except (OSError, ValueError) as e:  # not found, offline, not a transformer model
+            raise KgwalkError(f"embed.model: cannot distill {source!r}: {str(e).splitlines()[0]}") from None
+    model.save_pretrained(folder)
+
+
+def distilled_model(source: str, root: Path | None = None):
+    """`source` distilled to a static model: from the cache, or distilled now and cached."""
+    entry = cache_entry(source, root)
+    model = _load_entry(entry)
+    if model is not None:
+        return model
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    with open(entry.with_name(entry.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released by the kernel if this process dies
+        model = _load_entry(entry)  # another process may have distilled it while we waited
+        if model is not None:
+            return model
+        if entry.exists():  # there but unreadable: set it aside, then remove it
+            broken = entry.with_name(f"{entry.name}.{os.getpid()}.broken")
+            entry.rename(broken)
+            shutil.rmtree(broken, ignore_errors=True)
+        print(f"[kgwalk] distilling a static model from {source} (once; cached in {entry.parent})", file=sys.stderr, flush=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f"{entry.name}.", suffix=".tmp", dir=entry.parent))
+        try:
+            distill_into(source, tmp)
+            tmp.rename(entry)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return _load(entry)
+
+
+def load_static_model(model: str, root: Path | None = None):
+    """The model2vec StaticModel an `embed.model` names (see the module docstring)."""
+    source = static_source(model)
+    if is_static_folder(source):
+        try:
+            return _load(Path(source))
+        except Exception as e:  # noqa: BLE001 - a broken user folder: one line, not model2vec's traceback
+            raise KgwalkError(f"embed.model: cannot load the static model in {source}: {str(e).splitlines()[0]}") from None
+    if source.startswith(("/", "./", "../", "~")) and not Path(source).expanduser().is_dir():
+        raise KgwalkError(f"embed.model: no model folder at {source}")
+    return distilled_model(source, root)
+
+
+class StaticEmbedder:
+    """Texts in, unit-norm float32 vectors out, through model2vec's StaticModel.encode."""
+
+    def __init__(self, model: str = STATIC, batch_size: int = 0, cache: Path | None = None) -> None:
+        self.model = load_static_model(model, cache)
+        self.name = model
+        self.dim = int(self.model.dim)
+        self.batch_size = batch_size or STATIC_BATCH
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.empty((0, self.dim), np.float32)
+        # One thread, in order: the embed stage runs one actor per CPU, and a sentence's vector
+        # must not depend on the batch it came in (a refresh re-embeds a subset).
+        vectors = self.model.encode(texts, batch_size=self.batch_size, normalize=False, use_multiprocessing=False)
+        return unit_rows(np.asarray(vectors, np.float32))

@@ -1,0 +1,219 @@
+"""Static embedders (model2vec): distilled once and cached (concurrent and broken caches too), the
+same vectors from the embed stage and the question encoder, a build, a CLI query without torch,
+and a refresh that equals a full build. One distillation of all-MiniLM-L6-v2 serves the session."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from conftest import TINY_KG
+from corpus import build_in_process, config, corpus, embedder_output_matches
+from test_refresh import random_changes, random_kg, random_spec, write_pipe
+
+from kgwalk.config import load_config
+from kgwalk.embed.model import make_embedder, resolve_model
+from kgwalk.embed.pipeline import arrow_to_vectors, block_rows, embed_texts
+from kgwalk.embed.static import StaticEmbedder, cache_entry, distilled_model, is_static
+from kgwalk.errors import KgwalkError
+from kgwalk.refresh.job import run_refresh
+from kgwalk.storage import read_table, write_table
+
+SENTENCES = [
+    "Kismet was directed by William Dieterle.",
+    "William Dieterle directed Juarez, which was released in 1939.",
+    "The Pentagon Papers starred James Spader and Paul Giamatti, and is in English.",
+    "x",
+    "Brad Pitt starred in Fight Club, which has genre Drama and was written by Chuck Palahniuk. " * 6,
+]
+DISTILLING = "[kgwalk] distilling a static model"
+# Modules a static question encoder must not load (each costs seconds at a CLI query's start).
+HEAVY = ("torch", "transformers", "onnxruntime", "sentence_transformers")
+
+
+@pytest.fixture(scope="session")
+def static_cache(tmp_path_factory) -> Path:
+    """An XDG cache folder holding `static` (all-MiniLM-L6-v2 distilled), made once per session."""
+    xdg = tmp_path_factory.mktemp("xdg")
+    distilled_model("all-MiniLM-L6-v2", xdg / "kgwalk" / "static")
+    return xdg
+
+
+@pytest.fixture()
+def static_env(static_cache, monkeypatch) -> Path:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(static_cache))
+    return static_cache
+
+
+@pytest.fixture(scope="session")
+def tiny_source(tmp_path_factory) -> str:
+    """A real but tiny BERT (random weights, MiniLM's tokenizer): distilled in seconds, for the
+    cache tests that distill more than once."""
+    import torch
+    from transformers import BertConfig, BertModel
+
+    folder = tmp_path_factory.mktemp("tiny-bert")
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64)
+    BertModel(config).save_pretrained(folder)
+    minilm = Path(resolve_model("all-MiniLM-L6-v2"))
+    for name in ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "special_tokens_map.json"):
+        shutil.copy(minilm / name, folder / name)
+    return str(folder)
+
+
+def cache_listing(root: Path) -> list[str]:
+    return sorted(p.name for p in root.iterdir() if not p.name.endswith(".lock"))
+
+
+def test_static_model_is_distilled_once_then_read_from_the_cache(static_env, capfd):
+    root = static_env / "kgwalk" / "static"
+    entry = cache_entry("all-MiniLM-L6-v2", root)
+    written = (entry / "model.safetensors").stat().st_mtime_ns
+    embedder = make_embedder("static")
+    assert isinstance(embedder, StaticEmbedder) and embedder.dim == 256 and embedder.batch_size == 1024
+    assert DISTILLING not in capfd.readouterr().err
+    assert (entry / "model.safetensors").stat().st_mtime_ns == written and cache_listing(root) == [entry.name]
+    vectors = embedder.encode(SENTENCES)
+    assert vectors.shape == (len(SENTENCES), 256) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-6)
+    question = embedder.encode(["who directed Kismet"])[0]
+    assert question @ vectors[0] > max(question @ vectors[2], question @ vectors[4]) + 0.1  # a model, not noise
+    # a sentence's vector does not depend on its batch (a refresh embeds a subset)
+    assert np.array_equal(np.concatenate([embedder.encode([s]) for s in SENTENCES]), vectors)
+    assert embedder.encode([]).shape == (0, 256)
+    for same in ("static:all-MiniLM-L6-v2", str(entry), f"static:{entry}"):  # distilled by name, or the folder as is
+        assert is_static(same) and np.array_equal(make_embedder(same).encode(SENTENCES), vectors)
+    assert not is_static("all-MiniLM-L6-v2") and not is_static(resolve_model("all-MiniLM-L6-v2"))
+
+
+def test_static_settings_that_cannot_work_are_one_line_errors(static_env, tmp_path):
+    assert block_rows(load_config(None, ["embed.model=static"]).embed) == 131072  # seconds of work a block, not 4,096 rows
+    with pytest.raises(KgwalkError, match="runs on the CPU"):
+        make_embedder("static", device="cuda")
+    with pytest.raises(KgwalkError, match="precision=int8 applies to transformer models"):
+        make_embedder("static", precision="int8")
+    with pytest.raises(KgwalkError, match="got 'static:'"):
+        make_embedder("static:")
+    with pytest.raises(KgwalkError, match="no model folder at"):
+        make_embedder(f"static:{tmp_path / 'no-such-model'}")
+    with pytest.raises(KgwalkError, match="cannot distill 'no-such-model'"):  # not a folder, and not on the (offline) Hub
+        make_embedder("static:no-such-model")
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "config.json").write_text('{"model_type": "model2vec"}')
+    with pytest.raises(KgwalkError, match="cannot load the static model"):
+        make_embedder(str(tmp_path / "broken"))
+    root = static_env / "kgwalk" / "static"
+    assert cache_listing(root) == [cache_entry("all-MiniLM-L6-v2", root).name]  # nothing cached for a failure
+
+
+def test_concurrent_first_uses_distill_once(tiny_source, tmp_path):
+    """Three processes asking for the same model at once: one distills, the others wait for it and
+    load its result; the cache ends with one entry and no temporary folders."""
+    root = tmp_path / "cache"
+    go = tmp_path / "go"
+    script = (
+        "import sys, time, pathlib, hashlib\n"
+        "from kgwalk.embed.static import StaticEmbedder\n"
+        "pathlib.Path(sys.argv[1]).touch()\n"
+        "while not pathlib.Path(sys.argv[2]).exists(): time.sleep(0.01)\n"
+        f"v = StaticEmbedder('static:' + sys.argv[3], cache=pathlib.Path(sys.argv[4])).encode({SENTENCES!r})\n"
+        "print(hashlib.sha256(v.tobytes()).hexdigest(), v.shape[1])\n"
+    )
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(tmp_path / f"ready{i}"), str(go), tiny_source, str(root)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(3)]
+    while not all((tmp_path / f"ready{i}").exists() for i in range(3)):  # all imported: they ask at the same moment
+        assert all(p.poll() is None for p in procs), [p.communicate() for p in procs]
+        time.sleep(0.01)
+    go.touch()
+    outs = [p.communicate(timeout=600) for p in procs]
+    assert all(p.returncode == 0 for p in procs), outs
+    assert sum(err.count(DISTILLING) for _, err in outs) == 1
+    assert len({out for out, _ in outs}) == 1 and outs[0][0].split()[1] == "32"  # hidden size 32: PCA keeps 32
+    assert cache_listing(root) == [cache_entry(f"{tiny_source}", root).name]
+
+
+def test_a_broken_cache_entry_is_distilled_again(tiny_source, tmp_path, capfd):
+    root = tmp_path / "cache"
+    source = f"static:{tiny_source}"
+    reference = StaticEmbedder(source, cache=root).encode(SENTENCES)
+    assert capfd.readouterr().err.count(DISTILLING) == 1
+    entry = cache_entry(tiny_source, root)
+    weights = entry / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])  # truncated
+    assert np.allclose(StaticEmbedder(source, cache=root).encode(SENTENCES), reference, atol=1e-6)
+    (entry / "tokenizer.json").unlink()  # partial
+    assert np.allclose(StaticEmbedder(source, cache=root).encode(SENTENCES), reference, atol=1e-6)
+    assert capfd.readouterr().err.count(DISTILLING) == 2
+    assert cache_listing(root) == [entry.name]
+    StaticEmbedder(source, cache=root)
+    assert DISTILLING not in capfd.readouterr().err  # healthy again
+
+
+def test_embed_stage_and_question_encoder_give_the_same_vectors(static_env, tmp_path):
+    """The Ray stage (the model shipped from the driver to the actors) and the retriever's encoder."""
+    from kgwalk.query.retriever import Retriever
+
+    cfg = load_config(None, ["embed.model=static", "query.encoder=onnx"], name="t", warehouse=str(tmp_path))
+    texts = [SENTENCES[i % len(SENTENCES)] + f" ({i})" for i in range(600)]
+    write_table(cfg.table("texts"), pa.table({"walk_id": np.arange(600, dtype=np.int64), "text": texts,
+                                              "text_id": np.arange(600, dtype=np.int64) * 7}))
+    assert embed_texts(cfg) == 600
+    written = read_table(cfg.table("vectors")).sort_by("walk_id")
+    retriever = Retriever(cfg)
+    assert isinstance(retriever.embedder, StaticEmbedder)  # not ONNX Runtime, whatever query.encoder says
+    assert np.array_equal(arrow_to_vectors(written["vector"]), retriever.embedder.encode(texts))
+    retriever.close()
+    with pytest.raises(KgwalkError, match="runs on the CPU"):  # refused before Ray or any actor
+        embed_texts(load_config(None, ["embed.model=static", "embed.device=cuda"], name="t", warehouse=str(tmp_path)))
+
+
+def test_build_and_cli_query_with_a_static_model_load_no_torch(static_env, spark, tmp_path):
+    from kgwalk.index.store import collection_names, open_store
+    from kgwalk.stages import run_build
+
+    cfg = load_config(None, ["embed.model=static", "ray.num_cpus=2"], name="tiny", warehouse=str(tmp_path), **{"kg.path": str(TINY_KG)})
+    report = run_build(cfg)
+    assert report.walks == read_table(cfg.table("vectors")).num_rows > 0
+    store = open_store(cfg)
+    _, vectors, _ = store.retrieve(collection_names(cfg)[0], read_table(cfg.table("entities"), ["id"]).column("id").to_numpy())
+    store.close()
+    assert vectors.shape[1] == 256 and np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    out = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "kgwalk.cli", "query", "--name", "tiny", "--warehouse", str(tmp_path),
+         "--set", "embed.model=static", "--json", "who directed Kismet"],
+        check=False, capture_output=True, text=True, env=dict(os.environ, HF_HUB_OFFLINE="1"), timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    payload = json.loads(out.stdout)
+    assert payload["nodes"][0]["label"] == "Kismet"
+    # among Kismet's top 3 walks (the default k_walks); a static model ranks it below MiniLM does
+    assert any(["Kismet", "directed_by", "William Dieterle"] in w["triples"] for w in payload["nodes"][0]["walks"])
+    imported = {line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines() if line.startswith("import time:")}
+    assert "model2vec" in imported and not imported & set(HEAVY)
+
+
+def test_refresh_with_a_static_model_equals_a_full_build(static_env, tmp_path):
+    """tests/test_refresh.py's property (incremental refresh == full build), one seed, static vectors:
+    the index's fixed-point node sums and 256-dimension points, bit for bit."""
+    rng = np.random.default_rng(1003)
+    overrides = random_spec(rng) + ["embed.model=static"]
+    triples = random_kg(rng)
+    refreshed = config(tmp_path / "refreshed", write_pipe(tmp_path / "old.txt", triples), overrides)
+    build_in_process(refreshed)
+    ops, triples = random_changes(rng, triples)
+    report = run_refresh(refreshed, str(write_pipe(tmp_path / "changes.txt", ops)))
+    assert report.verbalized == report.embedded == report.walks_added > 0
+    expected = config(tmp_path / "full", write_pipe(tmp_path / "new.txt", triples), overrides)
+    build_in_process(expected)
+    assert corpus(refreshed) == corpus(expected)
+    assert embedder_output_matches(refreshed)
+    assert arrow_to_vectors(read_table(refreshed.table("vectors")).column("vector")).shape[1] == 256
