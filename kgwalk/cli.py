@@ -132,6 +132,10 @@ def run(argv: list[str] | None = None) -> int:
     if args.command in ("query", "answer"):
         from kgwalk.query import Answerer, Retriever
 
+        for flag, k in (("--k-nodes", args.k_nodes), ("--k-walks", args.k_walks)):
+            if k is not None and not 1 <= k <= cfg.serve.max_k:  # the service's bound, so both answer alike
+                raise KgwalkError(f"{flag} must be 1..{cfg.serve.max_k} (serve.max_k), got {k}")
+
         if args.command == "answer":
             answerer = Answerer(cfg)
             result = answerer.answer(args.question, args.k_nodes, args.k_walks)
@@ -191,8 +195,9 @@ def run(argv: list[str] | None = None) -> int:
     from kgwalk.refresh.state import writer_lock
 
     if args.command == "refresh":
-        from kgwalk.refresh.job import run_refresh
+        from kgwalk.refresh.job import check_refresh_input, run_refresh
 
+        check_refresh_input(cfg, args.changes or args.snapshot, bool(args.snapshot))  # before "refresh: started"
         spark = None
         if args.spark:
             from kgwalk.spark import get_spark
@@ -214,6 +219,8 @@ def run(argv: list[str] | None = None) -> int:
         "embed": stages.run_embed,
         "index": stages.run_index,
     }[args.command]
+    if args.command in ("build", "ingest"):
+        stages.check_kg_file(cfg)  # before the lock: a wrong --kg costs no start-up
     with writer_lock(cfg, f"kgwalk {args.command}"):
         runner(cfg)
     return 0

@@ -12,6 +12,7 @@ import os
 import re
 import types
 import typing
+import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -211,6 +212,7 @@ class Config:
     ray: RayConf = field(default_factory=RayConf)
 
     def __post_init__(self) -> None:
+        self.name = kg_name(self.name)
         self.warehouse = warehouse_path(self.warehouse)
 
     @property
@@ -225,12 +227,28 @@ class Config:
         return dataclasses.asdict(self)
 
 
+# One path segment: letters (any script), digits, '_', '.', '-', not starting with '.' or '-'. The
+# name is a folder under the warehouse and the prefix of the index's collection names, so '/',
+# '..', spaces and control characters would escape the warehouse or break a collection name.
+_KG_NAME = re.compile(r"\w[\w.-]{0,127}")
+
+
+def kg_name(name: Any) -> str:
+    """`name`, checked to be one safe path segment (see _KG_NAME)."""
+    if not isinstance(name, str) or not _KG_NAME.fullmatch(name):
+        raise KgwalkError(
+            f"config: 'name' {name!r} is not a KG name: use 1-128 letters, digits, '_', '.' or '-', "
+            "starting with a letter, digit or '_' (it names a folder under the warehouse)"
+        )
+    return name
+
+
 def warehouse_path(warehouse: str) -> str:
     """The warehouse as an absolute path: Spark executors and Ray workers run in folders of their
     own, so a relative path would land their output somewhere else. On a cluster it must be a
     filesystem every node mounts at the same path (file:// URIs are accepted)."""
     if warehouse.startswith("file://"):
-        warehouse = warehouse[len("file://"):]
+        warehouse = urllib.parse.unquote(warehouse[len("file://"):])
     elif re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*://", warehouse):
         raise KgwalkError(
             f"config: 'warehouse' {warehouse!r}: object-store URIs are not supported yet; mount the "

@@ -67,12 +67,21 @@ def recorded(cfg: Config, table: str, inputs: tuple[str, ...], fn: Callable[[], 
     return result
 
 
+def check_kg_file(cfg: Config) -> None:
+    """The KG file ingest will read exists: the CLI checks it before taking the writer lock, so a
+    wrong --kg leaves no folder behind."""
+    from kgwalk.kg.readers import input_file
+
+    if not cfg.kg.path:
+        raise KgwalkError("no KG file given: pass --kg FILE or set kg.path in conf")
+    input_file(cfg.kg.path)
+
+
 def run_ingest(cfg: Config) -> IngestResult:
     from kgwalk.kg.ingest import ingest
     from kgwalk.refresh.state import KG_TABLES, record
 
-    if not cfg.kg.path:
-        raise KgwalkError("no KG file given: pass --kg FILE or set kg.path in conf")
+    check_kg_file(cfg)
     check = None
     if cfg.quality.gates:
         from kgwalk.quality import gate_ingest

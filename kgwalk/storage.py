@@ -7,6 +7,7 @@ both speak the same table format.
 from __future__ import annotations
 
 import json
+import urllib.parse
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -112,6 +113,18 @@ def commit_files(path: str | Path, files: list[str], schema: pa.Schema, metadata
     return DeltaTable(str(root)).version()
 
 
+def table_files(table: DeltaTable) -> list[str]:
+    """The Parquet files of the table's loaded version. delta-rs gives local files as
+    percent-encoded paths (`/my%20wh/...`, `%25` for a `%`); Ray, Arrow and Spark take a local file
+    by its path and would look for a literal `%20`, so local files are returned decoded."""
+    return [_local_path(uri) for uri in table.file_uris()]
+
+
+def _local_path(uri: str) -> str:
+    parsed = urllib.parse.urlsplit(uri)
+    return urllib.parse.unquote(parsed.path) if parsed.scheme in ("", "file") else uri
+
+
 def current_files(path: str | Path, what: str = "") -> list[str]:
-    """URIs of the Parquet files of the current version: never list the folder, it holds removed files."""
-    return open_table(path, what).file_uris()
+    """The Parquet files of the current version: never list the folder, it holds removed files."""
+    return table_files(open_table(path, what))

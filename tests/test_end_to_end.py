@@ -20,8 +20,10 @@ from conftest import TINY_KG
 
 @pytest.fixture(scope="module")
 def built(spark, tmp_path_factory):
-    warehouse = tmp_path_factory.mktemp("wh")
-    cfg = load_config(None, ["ray.num_cpus=2"], name="tiny", warehouse=str(warehouse), **{"kg.path": str(TINY_KG)})
+    # a space and non-ASCII letters in the warehouse path and the name: files reach Spark, Ray and
+    # Arrow by path, and delta-rs hands them out percent-encoded
+    warehouse = tmp_path_factory.mktemp("wh") / "my wärehouse"
+    cfg = load_config(None, ["ray.num_cpus=2"], name="tiny-ünï", warehouse=str(warehouse), **{"kg.path": str(TINY_KG)})
     report = run_build(cfg)
     yield cfg, report
     import ray
@@ -117,6 +119,51 @@ def test_cli_query_json_and_clear_errors(built, tmp_path):
     assert dense.returncode == 2 and "run `kgwalk index` first" in dense.stderr
     bad_kg = kgwalk_cli("ingest", "--warehouse", str(tmp_path), "--kg", str(tmp_path / "none.txt"))
     assert bad_kg.returncode == 2 and "KG file not found" in bad_kg.stderr
+
+
+def test_refresh_query_and_serve_in_a_path_with_spaces_and_non_ascii(built, tmp_path):
+    from fastapi.testclient import TestClient
+
+    from kgwalk.serve import create_app
+
+    cfg, _ = built
+    warehouse = tmp_path / "space wh ö"
+    shutil.copytree(cfg.root, warehouse / cfg.name)
+    changes = tmp_path / "c.txt"
+    changes.write_text("Kismet|starred_actors|Space Path Actör|add\n")
+    base = ("--name", cfg.name, "--warehouse", str(warehouse))
+    refreshed = kgwalk_cli("refresh", *base, "--changes", str(changes))
+    assert refreshed.returncode == 0, refreshed.stderr
+    out = kgwalk_cli("query", *base, "--json", "who starred in Kismet")
+    assert out.returncode == 0, out.stderr
+    assert any("Space Path Actör" in w["text"] for n in json.loads(out.stdout)["nodes"] for w in n["walks"])
+    with TestClient(create_app(load_config(None, name=cfg.name, warehouse=str(warehouse)))) as client:
+        got = client.post("/retrieve", json={"question": "who starred in Kismet"})
+    assert got.status_code == 200 and got.json()["nodes"][0]["label"] == "Kismet"
+
+
+@pytest.mark.parametrize("name", ["../escape", "/etc", "", "a/b", ".hidden", "with space"])
+def test_a_kg_name_is_one_safe_path_segment(tmp_path, name):
+    out = kgwalk_cli("build", "--name", name, "--warehouse", str(tmp_path / "wh"), "--kg", str(TINY_KG))
+    assert out.returncode == 2 and out.stderr.startswith("kgwalk: error: config: 'name'") and len(out.stderr.splitlines()) == 1
+    assert not (tmp_path / "escape").exists() and not (tmp_path / "wh").exists()
+
+
+def test_wrong_inputs_are_one_line_and_leave_nothing_behind(built, tmp_path):
+    cfg, _ = built
+    warehouse = tmp_path / "wh"
+    missing = kgwalk_cli("build", "--name", "fresh", "--warehouse", str(warehouse), "--kg", str(tmp_path / "none.txt"))
+    assert missing.returncode == 2 and missing.stderr.strip() == f"kgwalk: error: KG file not found: {tmp_path / 'none.txt'}"
+    assert not (warehouse / "fresh").exists()
+    index = kgwalk_cli("index", "--name", "fresh", "--warehouse", str(warehouse))  # fails inside the lock
+    assert index.returncode == 2 and not (warehouse / "fresh").exists()
+    base = ("--name", cfg.name, "--warehouse", cfg.warehouse)
+    for changes, reason in ((tmp_path / "none.txt", "change set not found"), (tmp_path, "is a directory, not a file")):
+        out = kgwalk_cli("refresh", *base, "--changes", str(changes))
+        assert out.returncode == 2 and reason in out.stderr and len(out.stderr.splitlines()) == 1, out.stderr
+    for flag, k in (("--k-nodes", "0"), ("--k-walks", "0"), ("--k-nodes", "1000000000")):
+        out = kgwalk_cli("query", *base, flag, k, "who directed Kismet")
+        assert out.returncode == 2 and out.stderr.strip() == f"kgwalk: error: {flag} must be 1..{cfg.serve.max_k} (serve.max_k), got {k}"
 
 
 def test_stages_out_of_order_fail_fast_with_a_hint(tmp_path):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -58,6 +59,19 @@ def detect_format(path: str | Path, fmt: str = "auto") -> str:
 _OPS = {"add": "add", "+": "add", "a": "add", "insert": "add", "remove": "remove", "-": "remove", "d": "remove", "delete": "remove"}
 
 
+def input_file(path: str | Path, what: str = "KG file") -> Path:
+    """`path` as a Path, checked to be a readable file: checked before a writer takes its lock, so
+    a wrong path ends in one line and leaves nothing behind."""
+    p = Path(path)
+    if p.is_dir():
+        raise KgwalkError(f"{what} {path} is a directory, not a file")
+    if not p.is_file():
+        raise KgwalkError(f"{what} not found: {path}")
+    if not os.access(p, os.R_OK):
+        raise KgwalkError(f"{what} {path} is not readable (permission denied)")
+    return p
+
+
 def read_kg(path: str | Path, fmt: str = "auto", max_label_length: int = 1000, with_op: bool = False) -> ReadResult:
     """Read a KG file of any supported format.
 
@@ -65,9 +79,7 @@ def read_kg(path: str | Path, fmt: str = "auto", max_label_length: int = 1000, w
     +/-, a/d, insert/delete). pipe/tsv: a 4th field; csv/parquet: an `op` column; N-Triples:
     RDF Patch style, each statement prefixed by `A` (add) or `D` (delete).
     """
-    p = Path(path)
-    if not p.is_file():
-        raise KgwalkError(f"KG file not found: {path}")
+    p = input_file(path, "change set" if with_op else "KG file")
     fmt = detect_format(p, fmt)
     out = ReadResult()
     if fmt == "parquet":

@@ -174,8 +174,8 @@ class Retriever:
             raise KgwalkError("the question is empty")
         if len(question) > q_conf.max_question_chars:
             raise KgwalkError(f"the question has {len(question):,} characters; the limit is query.max_question_chars={q_conf.max_question_chars:,}")
-        k_nodes = k_nodes or q_conf.k_nodes
-        k_walks = k_walks or q_conf.k_walks
+        k_nodes = q_conf.k_nodes if k_nodes is None else k_nodes  # 0 is an error, not "the default"
+        k_walks = q_conf.k_walks if k_walks is None else k_walks
         if k_nodes < 1 or k_walks < 1:
             raise KgwalkError("k_nodes and k_walks must be >= 1")
         self.store.follow_live()  # a long-lived retriever (kgwalk serve) sees each refresh once it lands

@@ -27,7 +27,7 @@ from kgwalk.refresh.diff import isin, mentions, relabelled, text_pairs
 from kgwalk.refresh.job import RefreshReport
 from kgwalk.refresh.state import TableState, record
 from kgwalk.stages import versions
-from kgwalk.storage import open_table, read_table, read_version
+from kgwalk.storage import open_table, read_table, read_version, table_files
 from kgwalk.verbalize.pipeline import load_labels
 
 _RETRIEVE_BATCH = 1024
@@ -46,9 +46,9 @@ def _table_vectors(cfg: Config, keys: pa.Table, rows: np.ndarray, since: int) ->
     taken = np.zeros(len(ids), bool)
     found: dict[int, np.ndarray] = {}
     table = open_table(cfg.table("vectors"))
-    now_files = table.file_uris()
+    now_files = table_files(table)
     table.load_as_version(since)
-    new_files = sorted(set(now_files) - set(table.file_uris()))
+    new_files = sorted(set(now_files) - set(table_files(table)))
     for files in (new_files, now_files):
         if taken.all():
             break

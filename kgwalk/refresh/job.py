@@ -23,7 +23,7 @@ from kgwalk.config import Config
 from kgwalk.errors import KgwalkError
 from kgwalk.faults import crashpoint
 from kgwalk.refresh.affected import affected_roots
-from kgwalk.kg.readers import read_kg
+from kgwalk.kg.readers import input_file, read_kg
 from kgwalk.refresh.changes import KgTables, KgUpdate, apply_changes, snapshot_update
 from kgwalk.refresh.diff import isin, mentions, relabelled, text_pairs
 from kgwalk.refresh.state import KG_TABLES, TableState, read_state, record, settings_fingerprints, writer_lock
@@ -234,10 +234,19 @@ def refresh_vectors(cfg: Config, state: dict[str, TableState], report: RefreshRe
 def run_refresh(cfg: Config, path: str, fmt: str = "auto", snapshot: bool = False, spark=None) -> RefreshReport:
     """The whole refresh under the writer lock; see the module docstring."""
     from kgwalk.refresh.index import refresh_index
+def check_refresh_input(cfg: Config, path: str, snapshot: bool) -> None:
+    """The change input is a file and the KG exists: checked before the writer lock, which creates
+    the KG's folder, so a wrong path or name ends in one line and leaves nothing behind."""
+    input_file(path, "snapshot" if snapshot else "change set")
+    if not cfg.root.is_dir():
+        raise KgwalkError(f"nothing to refresh: no KG named {cfg.name!r} in {cfg.warehouse} (run `kgwalk build` first)")
+
+
 
     report = RefreshReport()
     with writer_lock(cfg, "kgwalk refresh"):
         state = read_state(cfg)
+    check_refresh_input(cfg, path, snapshot)
         missing = [s for s in _STEPS if s not in state]
         if missing:
             raise KgwalkError(f"nothing to refresh: no recorded {missing[0]} (run `kgwalk build` first)")

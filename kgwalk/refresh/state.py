@@ -81,6 +81,7 @@ def writer_lock(cfg: Config, what: str) -> Iterator[None]:
     holder dies, even by SIGKILL, so a crashed run never blocks the next one. The file says who
     holds it, for the refusal message."""
     path = cfg.root / "_writer.lock"
+    created = not cfg.root.exists()
     try:  # also the check that the warehouse is writable, before any work starts
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -96,5 +97,10 @@ def writer_lock(cfg: Config, what: str) -> Iterator[None]:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{what}, pid {os.getpid()} on {socket.gethostname()} since {since}\n".encode(), 0)
         yield
+    except BaseException:
+        if created and [p.name for p in cfg.root.iterdir()] == [path.name]:
+            path.unlink()  # a writer that failed before writing anything leaves no folder behind
+            cfg.root.rmdir()
+        raise
     finally:
         os.close(fd)  # releases the lock
