@@ -143,6 +143,13 @@ def test_bad_input_is_422_with_the_reason(server, body, field, reason):
         assert any(e["loc"][-1] == field and reason in e["msg"] for e in errors), errors
 
 
+def test_a_whole_number_written_as_a_float_is_an_integer(server):
+    """JSON Schema's "integer" is any number without a fraction (found by test_serve_fuzz): 2.0 is 2."""
+    response = httpx.post(server.url + "/retrieve", json={"question": "who directed Kismet", "k_nodes": 2.0, "k_walks": 1.0})
+    assert response.status_code == 200, response.text
+    assert len(response.json()["nodes"]) == 2 and all(len(n["walks"]) == 1 for n in response.json()["nodes"])
+
+
 def test_malformed_requests(server, client):
     assert httpx.post(server.url + "/retrieve").status_code == 422  # no body
     bad_json = httpx.post(server.url + "/retrieve", content=b'{"question": ', headers={"Content-Type": "application/json"})
@@ -258,3 +265,74 @@ def test_client_import_is_light():
     code = f"import sys, kgwalk.client; print([m for m in {heavy!r} if m in sys.modules])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def raw_exchange(url: str, head: bytes, body_parts: list[bytes]) -> tuple[int, dict]:
+    """Send a request's head and some body bytes on a bare socket, without finishing the body, and
+    read the answer: a server that waited for the rest would time out instead (the socket's
+    timeout bounds the wait so that the test fails rather than hangs)."""
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=20) as sock:
+        sock.sendall(head)
+        for part in body_parts:
+            sock.sendall(part)
+        answer = b""
+        while chunk := sock.recv(65536):  # "Connection: close": the server ends the exchange
+            answer += chunk
+    head_bytes, _, body = answer.partition(b"\r\n\r\n")
+    return int(head_bytes.split(b" ", 2)[1]), json.loads(body)
+
+
+def test_a_body_over_the_limit_is_413_before_it_is_read(server, cfg):
+    limit = 12 * cfg.query.max_question_chars + 16 * 1024  # the largest valid request, every character escaped, and room
+    # announced by Content-Length: refused before a byte of the body is read
+    head = f"POST /retrieve HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {50 * 2**20}\r\n\r\n"
+    status, body = raw_exchange(server.url, head.encode(), [b'{"question": "'])
+    assert status == 413 and f"{limit:,} bytes" in body["detail"], body
+    # chunked, no Content-Length: refused once the bytes read pass the limit, the rest never read
+    head = "POST /retrieve HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+    chunk = b"x" * 8192
+    status, body = raw_exchange(server.url, head.encode(), [b"%x\r\n%s\r\n" % (len(chunk), chunk)] * (limit // len(chunk) + 1))
+    assert status == 413 and f"{limit:,} bytes" in body["detail"], body
+    # the largest valid question, every character sent as a JSON escape pair, is under the limit
+    widest = json.dumps({"question": "\U0001F600" * cfg.query.max_question_chars, "k_nodes": 1, "k_walks": 1})
+    assert limit - 16 * 1024 < len(widest) < limit
+    assert httpx.post(server.url + "/retrieve", content=widest, headers={"Content-Type": "application/json"}).status_code == 200
+
+
+def test_a_422_names_the_field_without_echoing_the_input(server):
+    for body in ({"question": "x" * 30_000}, {"question": ["y" * 30_000]}, {"question": "who", "z" * 30_000: 1}):
+        response = httpx.post(server.url + "/retrieve", json=body)
+        assert response.status_code == 422 and len(response.content) < 1000, len(response.content)
+        assert all(set(e) == {"loc", "msg", "type"} for e in response.json()["detail"]), response.text
+
+
+@pytest.mark.parametrize("raw, field, reason", [
+    (b'{"question": "Kismet \\ud800 director"}', "question", "unicode string"),  # valid JSON, not valid Unicode
+    (b'{"question": "Kismet \\udfff"}', "question", "unicode string"),
+    (b'{"question": "x", "k_nodes": NaN}', "k_nodes", "valid integer"),  # Python's json reads NaN and Infinity
+    (b'{"question": "x", "k_walks": -Infinity}', "k_walks", "valid integer"),
+    (b'{"question": "x", "k_nodes": 1e999}', "k_nodes", "valid integer"),
+])
+def test_invalid_unicode_and_nan_are_422(server, raw, field, reason):
+    for path in ("/retrieve", "/answer"):
+        response = httpx.post(server.url + path, content=raw, headers={"Content-Type": "application/json"})
+        assert response.status_code == 422, response.text
+        assert any(e["loc"][-1] == field and reason in e["msg"] for e in response.json()["detail"]), response.text
+
+
+def test_serve_on_a_port_in_use_is_one_line_and_its_own_exit_code(tmp_path):
+    """Checked before the corpus is opened: here there is none, which would otherwise end in exit 2."""
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    holder.listen()
+    port = holder.getsockname()[1]
+    command = [sys.executable, "-m", "kgwalk.cli", "serve", "--name", "t", "--warehouse", str(tmp_path), "--port", str(port)]
+    try:
+        busy = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    finally:
+        holder.close()
+    assert busy.returncode == 98, busy.stderr
+    assert busy.stderr.startswith(f"kgwalk: error: serve: 127.0.0.1:{port} is in use") and busy.stderr.count("\n") == 1, busy.stderr
+    free = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert free.returncode == 2 and free.stderr.startswith("kgwalk: error: ") and str(tmp_path) in free.stderr, free.stderr

@@ -11,23 +11,31 @@ call of /answer (the slow part) runs outside it.
 # runtime, and the request model is a class local to create_app (its limits come from the config).
 
 import contextlib
+import errno
 import hmac
 import ipaddress
 import os
+import socket
+import sys
 import threading
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import FastAPI, HTTPException, Request, Response
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from kgwalk.config import Config
-from kgwalk.errors import KgwalkError
+from kgwalk.errors import KgwalkError, PortInUse
 from kgwalk.query import Answerer, Retrieval, Retriever
 from kgwalk.query.answer import check_answer_conf
 
 OPEN_PATHS = frozenset({"/health"})  # no API key needed: load balancers and probes call it
+BODY_SLACK_BYTES = 16 * 1024  # room beyond the question in a request body: the k fields, whitespace
+MAX_LOC_CHARS = 64  # a misspelt field's name is shown this long in a 422, so that it cannot echo a body back
 
 
 class _Out(BaseModel):
@@ -76,6 +84,67 @@ class ErrorOut(BaseModel):
     detail: str
 
 
+class FieldError(BaseModel):
+    loc: list[str | int] = Field(description='where: ["body", "k_nodes"]')
+    msg: str = Field(description="why, without the value sent")
+    type: str
+
+
+class ValidationOut(BaseModel):
+    detail: list[FieldError]
+
+
+def max_body_bytes(cfg: Config) -> int:
+    """The largest valid request with every question character sent as a JSON escape pair
+    (12 bytes: \\ud83d\\ude00), plus slack. Larger bodies are refused unread."""
+    return 12 * cfg.query.max_question_chars + BODY_SLACK_BYTES
+
+
+class _BodyLimit:
+    """413 for a request body over `limit` bytes, before it is parsed: at once when Content-Length
+    says so, else (chunked) as soon as the bytes read pass the limit; the rest is never read."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+        self.reason = f"the request body is over {limit:,} bytes (a question is at most query.max_question_chars characters)"
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length = Headers(scope=scope).get("content-length")
+        if length is not None and length.isdigit() and int(length) > self.limit:  # h11 refuses malformed lengths
+            await JSONResponse({"detail": self.reason}, status_code=413)(scope, receive, send)
+            return
+        read = 0
+
+        async def counted() -> Message:
+            nonlocal read
+            message = await receive()
+            read += len(message.get("body", b""))
+            if read > self.limit:
+                # FastAPI lets an HTTPException from the body read through to its handler: JSON 413
+                raise HTTPException(413, self.reason)
+            return message
+
+        await self.app(scope, counted, send)
+
+
+def _field_error(error: dict[str, Any]) -> dict[str, Any]:
+    """A validation error without the value sent (`input`, `ctx`): a 422 stays short whatever came
+    in, and a value JSON cannot carry back (NaN, a lone surrogate) cannot break the reply."""
+    loc = [p if isinstance(p, int) else _printable(str(p))[:MAX_LOC_CHARS] for p in error.get("loc", ())]
+    msg = error.get("msg", "invalid")
+    if error.get("type") == "json_invalid":  # "JSON decode error": say what is wrong, where
+        msg = f"{msg}: {error.get('ctx', {}).get('error', '')}"
+    return {"loc": loc, "msg": _printable(msg), "type": error.get("type", "")}
+
+
+def _printable(text: str) -> str:
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")  # a lone surrogate as \udXXX
+
+
 class _BadRetrieval(KgwalkError):
     """Raised by the retrieval inside /answer, so that it maps to 400 and an LLM failure to 502."""
 
@@ -109,8 +178,15 @@ class _Service:
     llm_lock: Any = contextlib.nullcontext()
 
 
+def _whole(value: Any) -> Any:
+    """JSON has one number type: 3.0 is the integer 3, as the schema's "integer" says; 2.5, NaN and
+    infinities stay floats and are refused."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
 def _query_model(cfg: Config) -> type[BaseModel]:
     max_k, q = cfg.serve.max_k, cfg.query
+    K = Annotated[int | None, BeforeValidator(_whole)]
 
     class Query(BaseModel):
         """A question, and optionally how many nodes and walks per node to retrieve."""
@@ -119,8 +195,8 @@ def _query_model(cfg: Config) -> type[BaseModel]:
         model_config = ConfigDict(strict=True, extra="forbid")
         question: str = Field(min_length=1, max_length=q.max_question_chars, examples=["who directed [Kismet]"],
                               description=f"at most {q.max_question_chars} characters, not blank")
-        k_nodes: int | None = Field(None, ge=1, le=max_k, description=f"nodes, 1..{max_k} (default query.k_nodes={q.k_nodes})")
-        k_walks: int | None = Field(None, ge=1, le=max_k, description=f"walks per node, 1..{max_k} (default query.k_walks={q.k_walks})")
+        k_nodes: K = Field(None, ge=1, le=max_k, description=f"nodes, 1..{max_k} (default query.k_nodes={q.k_nodes})")
+        k_walks: K = Field(None, ge=1, le=max_k, description=f"walks per node, 1..{max_k} (default query.k_walks={q.k_walks})")
 
         @field_validator("question")
         @classmethod
@@ -185,12 +261,20 @@ def create_app(cfg: Config, retriever: Retriever | None = None, answerer: Answer
         lifespan=lifespan,
     )
     Query = _query_model(cfg)
+    body_limit = max_body_bytes(cfg)
     errors: dict[int | str, dict[str, Any]] = {
         400: {"model": ErrorOut, "description": "the retrieval failed (the reason is in detail)"},
         401: {"model": ErrorOut, "description": "missing or wrong API key"},
+        413: {"model": ErrorOut, "description": f"the request body is over {body_limit:,} bytes"},
+        422: {"model": ValidationOut, "description": "bad input: each error's field and reason"},
     }
 
-    if key:
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return JSONResponse({"detail": [_field_error(e) for e in exc.errors()]}, status_code=422)
+
+    app.add_middleware(_BodyLimit, limit=body_limit)
+    if key:  # added last, so it runs first: no key, no body read
         @app.middleware("http")
         async def require_key(request: Request, call_next: Any) -> Response:
             if request.url.path not in OPEN_PATHS and not _authorized(request, key):
@@ -235,6 +319,28 @@ def _loopback(host: str) -> bool:
         return False
 
 
+def _listen(host: str, port: int) -> socket.socket:
+    """The service's socket, listening before the corpus is opened: a port in use is reported at
+    once rather than after the warm-up, and nothing else can take the port meanwhile
+    (connections wait in the backlog until the service starts)."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+    except socket.gaierror as e:
+        raise KgwalkError(f"serve: cannot resolve the host {host!r}: {e.strerror}") from None
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn: a restart need not wait out TIME_WAIT
+    try:
+        sock.bind(address)
+        sock.listen(2048)  # uvicorn's default backlog
+    except OSError as e:
+        sock.close()
+        if e.errno == errno.EADDRINUSE:
+            raise PortInUse(f"serve: {host}:{port} is in use by another program: stop it, or choose another port "
+                            "with --port (conf: serve.port)") from None
+        raise KgwalkError(f"serve: cannot listen on {host}:{port}: {e.strerror}") from None
+    return sock
+
+
 def run_server(cfg: Config, host: str | None = None, port: int | None = None) -> None:
     """Serve until interrupted. Binding beyond loopback needs an API key, so that the corpus and
     the LLM behind /answer are never open to the network by accident."""
@@ -249,10 +355,14 @@ def run_server(cfg: Config, host: str | None = None, port: int | None = None) ->
         raise KgwalkError(f"serve.port must be 0..65535, got {port}")
     if cfg.answer.backend:
         check_answer_conf(cfg)
-    # Open and warm up here, so that a missing corpus ends in one line rather than inside uvicorn's startup.
-    retriever = Retriever(cfg)
-    try:
+    with _listen(host, port) as sock, contextlib.closing(Retriever(cfg)) as retriever:
+        # Warmed up here, so that a missing corpus ends in one line rather than inside uvicorn's startup.
         retriever.warm_up()
-        uvicorn.run(create_app(cfg, retriever), host=host, port=port)
-    finally:
-        retriever.close()
+        port = sock.getsockname()[1]
+        server = uvicorn.Server(uvicorn.Config(create_app(cfg, retriever), host=host, port=port))
+        print(f"kgwalk: serving {cfg.name!r} on http://{host}:{port}/ (API docs at /docs; Ctrl+C stops)", file=sys.stderr, flush=True)
+        # uvicorn exits 3 when its startup fails, the code of a failed quality gate: said below instead
+        with contextlib.suppress(KeyboardInterrupt, SystemExit):
+            server.run(sockets=[sock])
+        if not server.started:
+            raise KgwalkError("serve: the service did not start (uvicorn's log above says why)")
