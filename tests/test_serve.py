@@ -14,11 +14,10 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import corpus
 import httpx
 import pytest
 import uvicorn
-
-import corpus
 from test_llm_verbalize import ChatServer
 
 from kgwalk.client import KgwalkClient, KgwalkClientError
@@ -329,10 +328,31 @@ def test_serve_on_a_port_in_use_is_one_line_and_its_own_exit_code(tmp_path):
     port = holder.getsockname()[1]
     command = [sys.executable, "-m", "kgwalk.cli", "serve", "--name", "t", "--warehouse", str(tmp_path), "--port", str(port)]
     try:
-        busy = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        busy = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     finally:
         holder.close()
     assert busy.returncode == 98, busy.stderr
     assert busy.stderr.startswith(f"kgwalk: error: serve: 127.0.0.1:{port} is in use") and busy.stderr.count("\n") == 1, busy.stderr
-    free = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    free = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     assert free.returncode == 2 and free.stderr.startswith("kgwalk: error: ") and str(tmp_path) in free.stderr, free.stderr
+
+
+def test_status_is_kgwalk_status_as_data_with_the_corpus_shape(server, cfg):
+    from collections import Counter
+
+    from kgwalk.refresh.status import status_data
+    from kgwalk.storage import read_table
+
+    got = httpx.get(server.url + "/status").json()
+    assert {key: got[key] for key in status_data(cfg)} == status_data(cfg)
+    assert [(t["table"], t["built"], t["behind"]) for t in got["derived"]] == [(t, True, []) for t in ("walks", "texts", "vectors", "index")]
+    roots = Counter(read_table(cfg.table("walks"), ["root"]).column("root").to_pylist())
+    edges = read_table(cfg.table("edges"), ["src", "dst"]).to_pydict()
+    degree = Counter(edges["src"] + edges["dst"])
+    corpus_shape = got["corpus"]
+    assert (corpus_shape["walks"], corpus_shape["roots"]) == (sum(roots.values()), len(roots))
+    assert corpus_shape["walks_per_root"] == [{"walks": n, "roots": c} for n, c in sorted(Counter(roots.values()).items())]
+    top = sorted(degree.items(), key=lambda item: (-item[1], item[0]))[:10]
+    assert [(h["id"], h["edges"], h["walks"]) for h in corpus_shape["hubs"]] == [(i, n, roots[i]) for i, n in top]
+    assert got["service"]["answer"] is False and got["service"]["embed_model"] == cfg.embed.model
+    assert httpx.get(server.url + "/status").json()["corpus"] == corpus_shape  # kept per table version

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from kgwalk.config import Config
 from kgwalk.index.store import index_version
 from kgwalk.refresh.state import KG_TABLES, read_state
@@ -11,32 +13,90 @@ _DERIVED = {"walks": KG_TABLES, "texts": ("walks", "entities", "relations"), "ve
             "index": ("walks", "texts", "vectors", "entities", "relations")}
 
 
-def status_text(cfg: Config) -> str:
+def status_data(cfg: Config) -> dict[str, Any]:
+    """What `kgwalk status` says, as data (the query service's GET /status): the KG tables'
+    versions and last change, what each derived table reflects and whether it is behind, the
+    index's layout, the last refresh and the writer lock."""
     state = read_state(cfg)
     now = {t: table_version(cfg.table(t)) for t in (*KG_TABLES, "walks", "texts", "vectors") if table_exists(cfg.table(t))}
     if cfg.index.backend == "edge":
         now["index"] = index_version(cfg)
-    lines = [f"{cfg.name} at {cfg.root}"]
-    for table in KG_TABLES:
-        if table in now:
-            change = commit_metadata(cfg.table(table)).get("change", state[table].reflects.get("source", "?") if table in state else "?")
-            lines.append(f"  {table:<9} version {now[table]:>4}  ({change})")
+    kg = [{"table": table, "version": now[table],
+           "change": commit_metadata(cfg.table(table)).get("change", state[table].reflects.get("source", "?") if table in state else "?")}
+          for table in KG_TABLES if table in now]
+    derived: list[dict[str, Any]] = []
     for table, inputs in _DERIVED.items():
         if table not in state:
-            lines.append(f"  {table:<9} not built")
+            derived.append({"table": table, "built": False})
             continue
         s = state[table]
-        stale = [f"{t} v{s.reflects.get(t)} -> v{now[t]}" for t in inputs if t in now and s.reflects.get(t) != now[t]]
-        reflects = ", ".join(f"{t} v{s.reflects[t]}" for t in inputs if t in s.reflects)
-        verdict = "up to date" if not stale else "behind: " + "; ".join(stale) + " (run `kgwalk refresh` or `kgwalk build`)"
-        lines.append(f"  {table:<9} version {s.version:>4}  reflects {reflects}; {verdict}  [{s.updated}]")
+        derived.append({"table": table, "built": True, "version": s.version, "updated": s.updated,
+                        "reflects": {t: s.reflects[t] for t in inputs if t in s.reflects},
+                        "behind": [{"table": t, "reflects": s.reflects.get(t), "current": now[t]}
+                                   for t in inputs if t in now and s.reflects.get(t) != now[t]]})
+    layout = None
     if now.get("index"):
         from kgwalk.index.edge import EdgeStore
 
-        lines.append(f"  {'':<9} {EdgeStore(cfg.root / 'qdrant', cfg.index.compact_ratio).describe()}")
+        layout = EdgeStore(cfg.root / "qdrant", cfg.index.compact_ratio).describe()
+    edges = state.get("edges")
     lock = cfg.root / "_writer.lock"
-    holder = lock.read_text().strip() if lock.exists() else ""
-    lines.append(f"  writer lock: {'free' if not _held(lock) else 'held by ' + holder}")
+    held = _held(lock)
+    return {"name": cfg.name, "root": str(cfg.root), "kg": kg, "derived": derived, "index_layout": layout,
+            # a refresh records its change id with the KG tables; a build records its source file
+            "last_refresh": {"change": edges.reflects["change"], "at": edges.updated} if edges and "change" in edges.reflects else None,
+            "writer_lock": {"held": held, "holder": lock.read_text().strip() if held else None}}
+
+
+def corpus_shape(cfg: Config, hubs: int = 10) -> dict[str, Any]:
+    """How the walks spread over roots, and the entities with the most edges, for the query
+    service's status page: {"roots", "walks", "walks_per_root": [{"walks": n, "roots": roots
+    with n walks}], "hubs": [{"id", "label", "edges", "walks"}]}. Reads the edges and the walks'
+    roots in full: callers keep it per table version."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from kgwalk.storage import read_table
+
+    shape: dict[str, Any] = {"roots": 0, "walks": 0, "walks_per_root": [], "hubs": []}
+    per_root: dict[int, int] = {}
+    if table_exists(cfg.table("walks")):
+        counts = pc.value_counts(read_table(cfg.table("walks"), ["root"]).column("root"))
+        per_root = dict(zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist()))
+        histogram = pc.value_counts(counts.field("counts"))
+        shape["walks_per_root"] = sorted(({"walks": w, "roots": r} for w, r in zip(histogram.field("values").to_pylist(),
+                                                                               histogram.field("counts").to_pylist())),
+                                         key=lambda bar: bar["walks"])
+        shape["roots"], shape["walks"] = len(per_root), sum(per_root.values())
+    if table_exists(cfg.table("edges")) and table_exists(cfg.table("entities")):
+        edges = read_table(cfg.table("edges"), ["src", "dst"])
+        degree = pc.value_counts(pa.chunked_array(edges.column("src").chunks + edges.column("dst").chunks))
+        top = pa.table({"id": degree.field("values"), "edges": degree.field("counts")}).sort_by(
+            [("edges", "descending"), ("id", "ascending")]).slice(0, hubs)  # ties by id: the same hubs every time
+        entities = read_table(cfg.table("entities"), ["id", "label"])
+        labels = entities.filter(pc.is_in(entities.column("id"), top.column("id")))
+        label_of = dict(zip(labels.column("id").to_pylist(), labels.column("label").to_pylist()))
+        shape["hubs"] = [{"id": i, "label": label_of.get(i, str(i)), "edges": n, "walks": per_root.get(i, 0)}
+                         for i, n in zip(top.column("id").to_pylist(), top.column("edges").to_pylist())]
+    return shape
+
+
+def status_text(cfg: Config) -> str:
+    status = status_data(cfg)
+    lines = [f"{status['name']} at {status['root']}"]
+    lines += [f"  {t['table']:<9} version {t['version']:>4}  ({t['change']})" for t in status["kg"]]
+    for t in status["derived"]:
+        if not t["built"]:
+            lines.append(f"  {t['table']:<9} not built")
+            continue
+        stale = [f"{b['table']} v{b['reflects']} -> v{b['current']}" for b in t["behind"]]
+        reflects = ", ".join(f"{name} v{version}" for name, version in t["reflects"].items())
+        verdict = "up to date" if not stale else "behind: " + "; ".join(stale) + " (run `kgwalk refresh` or `kgwalk build`)"
+        lines.append(f"  {t['table']:<9} version {t['version']:>4}  reflects {reflects}; {verdict}  [{t['updated']}]")
+    if status["index_layout"]:
+        lines.append(f"  {'':<9} {status['index_layout']}")
+    lock = status["writer_lock"]
+    lines.append(f"  writer lock: {'free' if not lock['held'] else 'held by ' + lock['holder']}")
     return "\n".join(lines)
 
 

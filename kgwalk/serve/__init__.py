@@ -1,4 +1,4 @@
-"""The query service: /retrieve, /answer and /health over HTTP (`kgwalk serve`).
+"""The query service: /retrieve, /answer, /status and /health over HTTP, and a page at / (`kgwalk serve`).
 
     from kgwalk.serve import create_app, run_server
     run_server(load_config(name="metaqa"))            # 127.0.0.1:8321 unless serve.* says otherwise

@@ -1,4 +1,5 @@
-"""The query service: one warmed-up Retriever behind FastAPI, and an Answerer when an LLM is set.
+"""The query service: one warmed-up Retriever behind FastAPI, and an Answerer when an LLM is set;
+a page at / to ask it questions and see its status, drawn from static/ (no CDN: works offline).
 
     app = create_app(load_config(name="metaqa"))      # or run_server(cfg): uvicorn on serve.host:port
 
@@ -15,15 +16,20 @@ import errno
 import hmac
 import ipaddress
 import os
+import platform
 import socket
 import sys
 import threading
 from collections.abc import AsyncIterator
+from importlib.metadata import version
+from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import FastAPI, HTTPException, Request, Response
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -32,8 +38,16 @@ from kgwalk.config import Config
 from kgwalk.errors import KgwalkError, PortInUse
 from kgwalk.query import Answerer, Retrieval, Retriever
 from kgwalk.query.answer import check_answer_conf
+from kgwalk.refresh.status import corpus_shape, status_data
 
-OPEN_PATHS = frozenset({"/health"})  # no API key needed: load balancers and probes call it
+# No API key needed: load balancers and probes call /health; the page and its files load without
+# one so that the page can ask for it (its API calls need it).
+OPEN_PATHS = frozenset({"/health", "/"})
+STATIC = Path(__file__).parent / "static"
+SWAGGER_UI = "/static/vendor/swagger-ui-dist-5.35.0"  # pinned copy of the npm release (static/vendor/README.md)
+# The page runs only its own files: no inline script, nothing from elsewhere.
+PAGE_CSP = ("default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; object-src 'none'; "
+            "base-uri 'none'; frame-ancestors 'none'")
 BODY_SLACK_BYTES = 16 * 1024  # room beyond the question in a request body: the k fields, whitespace
 MAX_LOC_CHARS = 64  # a misspelt field's name is shown this long in a 422, so that it cannot echo a body back
 
@@ -82,6 +96,18 @@ class HealthOut(BaseModel):
 
 class ErrorOut(BaseModel):
     detail: str
+
+
+class StatusOut(_Out):
+    name: str
+    root: str = Field(description="the KG's folder in the warehouse")
+    kg: list[dict[str, Any]] = Field(description="edges, entities, relations: version and last change (a refresh's change id, or the source file)")
+    derived: list[dict[str, Any]] = Field(description="walks, texts, vectors, index: version, what they reflect, what they are behind")
+    index_layout: str | None = Field(description="the edge index's live generation and its layout")
+    last_refresh: dict[str, Any] | None = Field(description="the last change applied by `kgwalk refresh`, and when")
+    writer_lock: dict[str, Any]
+    corpus: dict[str, Any] = Field(description="walks per root as a histogram, and the entities with the most edges")
+    service: dict[str, Any] = Field(description="versions, embedding model, index backend, query defaults")
 
 
 class FieldError(BaseModel):
@@ -176,6 +202,7 @@ class _Service:
     answerer: Answerer | None = None
     no_llm = ""  # why /answer is unavailable
     llm_lock: Any = contextlib.nullcontext()
+    shape: tuple[str, dict[str, Any]] = ("", {})  # corpus_shape and the table versions it was read at
 
 
 def _whole(value: Any) -> Any:
@@ -259,7 +286,10 @@ def create_app(cfg: Config, retriever: Retriever | None = None, answerer: Answer
         description=f"When ${cfg.serve.api_key_env} is set on the server, every endpoint but /health needs "
                     "`Authorization: Bearer <key>` (or `X-API-Key: <key>`).",
         lifespan=lifespan,
+        docs_url=None,  # served below from the vendored Swagger UI instead of a CDN
+        redoc_url=None,  # ReDoc would load from a CDN too; /docs covers it
     )
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
     Query = _query_model(cfg)
     body_limit = max_body_bytes(cfg)
     errors: dict[int | str, dict[str, Any]] = {
@@ -277,10 +307,34 @@ def create_app(cfg: Config, retriever: Retriever | None = None, answerer: Answer
     if key:  # added last, so it runs first: no key, no body read
         @app.middleware("http")
         async def require_key(request: Request, call_next: Any) -> Response:
-            if request.url.path not in OPEN_PATHS and not _authorized(request, key):
+            path = request.url.path
+            if path not in OPEN_PATHS and not path.startswith("/static/") and not _authorized(request, key):
                 return JSONResponse({"detail": "missing or wrong API key: send 'Authorization: Bearer <key>' or 'X-API-Key: <key>'"},
                                     status_code=401, headers={"WWW-Authenticate": "Bearer"})
             return await call_next(request)
+
+    @app.get("/", include_in_schema=False)
+    def page() -> FileResponse:
+        return FileResponse(STATIC / "index.html", headers={"Content-Security-Policy": PAGE_CSP, "Cache-Control": "no-cache"})
+
+    @app.get("/docs", include_in_schema=False)
+    def docs() -> HTMLResponse:
+        return get_swagger_ui_html(openapi_url=app.openapi_url or "/openapi.json", title="kgwalk API",
+                                   swagger_js_url=f"{SWAGGER_UI}/swagger-ui-bundle.js", swagger_css_url=f"{SWAGGER_UI}/swagger-ui.css",
+                                   swagger_favicon_url=f"{SWAGGER_UI}/favicon-32x32.png")
+
+    @app.get("/status", response_model=StatusOut, responses={401: errors[401]},
+             summary="What `kgwalk status` says, with walks per root and the largest hubs")
+    def status() -> dict[str, Any]:
+        now = status_data(cfg)
+        versions = repr([(t["table"], t.get("version")) for t in now["kg"] + now["derived"]])
+        if svc.shape[0] != versions:  # reading every walk's root is worth doing once per version
+            svc.shape = (versions, corpus_shape(cfg))
+        q = cfg.query
+        service = {"versions": {"kgwalk": version("kgwalk"), "python": platform.python_version()},
+                   "embed_model": cfg.embed.model, "index_backend": cfg.index.backend, "answer": svc.answerer is not None,
+                   "k_nodes": q.k_nodes, "k_walks": q.k_walks, "max_k": cfg.serve.max_k}
+        return {**now, "corpus": svc.shape[1], "service": service}
 
     @app.get("/health", response_model=HealthOut, summary="Liveness, the KG's name, and whether /answer has an LLM")
     def health() -> dict[str, Any]:
