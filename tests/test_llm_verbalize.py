@@ -60,6 +60,9 @@ def ray_stopped_after():
         ("   \n  ", None),
         ('"..."', None),
         ("x" * 3000, None),
+        ("The sentence is: " * 15 + "The sentence is.", None),  # a decoding loop
+        ("Kismet is a film. I hope this helps! I hope this helps! I hope this helps!", "Kismet is a film."),  # after the sentence
+        ("Kismet, Kismet and Juarez were directed by William Dieterle.", "Kismet, Kismet and Juarez were directed by William Dieterle."),
     ],
 )
 def test_clean_sentence(reply, sentence):

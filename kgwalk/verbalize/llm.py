@@ -27,6 +27,9 @@ PAPER_USER_PROMPT = (
     "the Knowledge Graph: {triples}."
 )
 MAX_SENTENCE_CHARS = 2000  # longer replies are rambling, not a sentence: the template is used
+# A phrase said three times in a row is a decoding loop, not a sentence (small models do it:
+# SmolLM2-135M answers some walks with "The sentence is: The sentence is: ...").
+_LOOP = re.compile(r"(\S.{7,}?)\1{2,}")
 
 _PREAMBLE = re.compile(r"^(?:sure|certainly|okay|ok|here(?:'s| is)|the (?:constructed )?sentence|sentence|answer|output)\b[^:\n]{0,60}:\s*", re.I)
 _WRAPPING = "\"'`*“”‘’ \t"
@@ -46,7 +49,7 @@ def clean_sentence(reply: str) -> str | None:
     if end:
         text = text[: end.start() + 1]
     text = text.strip(_WRAPPING)
-    if not re.search(r"\w", text) or len(text) > MAX_SENTENCE_CHARS:
+    if not re.search(r"\w", text) or len(text) > MAX_SENTENCE_CHARS or _LOOP.search(text):
         return None
     return text if text[-1] in ".!?" else text + "."
 

