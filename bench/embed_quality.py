@@ -1,7 +1,10 @@
-"""Benchmark: retrieval quality on MetaQA dev by walk-vector precision (float32, int8, ...).
+"""Benchmark: retrieval quality on MetaQA dev by walk-vector precision (float32, int8, ...) and
+by embedder (MiniLM, a static model).
 
     .venv/bin/python bench/embed_quality.py [--warehouse /tmp/kgwalk-q] [--distractors 4000]
         [--precisions float32,int8] [--copy-vectors-from metaqa --copied-label "float16 (H100)"]
+    .venv/bin/python bench/embed_quality.py --precisions float32 --models static --without-prior \
+        --report embed_quality_static
 
 Needs the MetaQA KG walked and verbalized in `<warehouse>/metaqa` (`kgwalk ingest`, `walks`,
 `verbalize`) and its path prior fitted (`kgwalk fit-paths`). Embedding all 763K walk sentences
@@ -9,6 +12,9 @@ once per precision takes hours on 2 cores, so the comparison runs on a sub-corpu
 rooted at the topic entities of the dev questions the eval samples (1,000 per hop count), plus
 the walks of `--distractors` random other roots, so node search still has to choose. Every
 precision gets the same sub-corpus and the same question encoder; only walk vectors differ.
+A `--models` row changes the model: walk vectors, question encoder and the path prior (refitted
+with that encoder on the three dev question files, as the source's was) all come from it.
+`--without-prior` scores every row a second time with `query.rerank=none` (cosine order alone).
 
 Per precision: copy the KG to `<warehouse>/metaqa_<precision>`, keep the sub-corpus walks,
 `kgwalk verbalize`, `kgwalk embed --set embed.precision=P` (the Ray stage), `kgwalk index`,
@@ -22,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -62,11 +69,17 @@ def kgwalk(*args: str) -> str:
     return subprocess.run([KGWALK, *args], check=True, stdout=subprocess.PIPE, text=True).stdout
 
 
-def evaluate(warehouse: Path, name: str) -> list[dict]:
-    where = ["--warehouse", str(warehouse), "--name", name]
+def evaluate(warehouse: Path, name: str, settings: list[str], refit_prior: bool, without_prior: bool) -> list[dict]:
+    where = ["--warehouse", str(warehouse), "--name", name, *settings]
     kgwalk("index", *where)
-    out = kgwalk("eval", "metaqa", *where, "--split", "dev", "--hops", "1,2,3", "--limit", "1000", "--data", str(DATA), "--json")
-    return json.loads(out)
+    if refit_prior:  # the prior holds question vectors: they must come from this row's encoder
+        kgwalk("fit-paths", *where, *[a for hops in (1, 2, 3) for a in ("--questions", str(question_file(DATA, hops, "dev")))])
+    scores = []
+    for rerank in ["auto"] + (["none"] if without_prior else []):
+        out = kgwalk("eval", "metaqa", *where, "--set", f"query.rerank={rerank}", "--split", "dev", "--hops", "1,2,3",
+                     "--limit", "1000", "--data", str(DATA), "--json")
+        scores += json.loads(out)
+    return scores
 
 
 def copy_vectors(warehouse: Path, source: str, name: str) -> None:
@@ -86,22 +99,29 @@ def main() -> None:
     p.add_argument("--source", default="metaqa")
     p.add_argument("--distractors", type=int, default=4000)
     p.add_argument("--precisions", default="float32,int8")
+    p.add_argument("--models", default="", help="comma-separated embed.model values, each a row (e.g. static)")
+    p.add_argument("--without-prior", action="store_true", help="also score every row without the path prior")
+    p.add_argument("--report", default="embed_quality", help="bench/results/<report>.md")
     p.add_argument("--copy-vectors-from", help="KG name whose vectors (a full build made elsewhere) make one more row")
     p.add_argument("--copied-label", default="copied vectors", help="that row's label: where and in what precision they were made")
     p.add_argument("--tabulate", action="store_true", help="only tabulate the eval JSONs of an earlier run")
     p.add_argument("--fresh", action="store_true", help="redo every row (else finished rows are reused)")
     args = p.parse_args()
     warehouse = Path(args.warehouse)
-    runs = [(f"metaqa_{precision}", precision) for precision in args.precisions.split(",")]
+    # (KG name, row label, settings for every command of the row)
+    runs = [(f"metaqa_{precision}", precision, [f"embed.precision={precision}"]) for precision in args.precisions.split(",")]
+    runs += [(f"metaqa_{re.sub(r'[^A-Za-z0-9_]', '_', model)}", f"{model} (its own question encoder and prior)", [f"embed.model={model}"])
+             for model in filter(None, args.models.split(","))]
     if args.copy_vectors_from:
-        runs.append(("metaqa_copied", args.copied_label))
+        runs.append(("metaqa_copied", args.copied_label, []))
     results: dict[str, dict] = {}
     if args.fresh:
-        for name, _ in runs:
+        for name, _, _ in runs:
             for done in warehouse.glob(f"{name}.*.json"):
                 done.unlink()
-    for name, precision in runs:
+    for name, _, settings in runs:
         saved, embedded = warehouse / f"{name}.eval.json", warehouse / f"{name}.embed.json"
+        sets = [a for kv in settings for a in ("--set", kv)]
         if not args.tabulate and not saved.exists():
             if not embedded.exists():  # an interrupted run resumes after its last embedded row
                 walks = make_subcorpus(warehouse, args.source, name, args.distractors)
@@ -111,32 +131,41 @@ def main() -> None:
                 if name == "metaqa_copied":
                     copy_vectors(warehouse, args.copy_vectors_from, name)
                 else:
-                    kgwalk("embed", *where, "--set", f"embed.precision={precision}")
+                    kgwalk("embed", *where, *sets)
                 embedded.write_text(json.dumps({"walks": walks, "embed_seconds": time.perf_counter() - start}))
-            saved.write_text(json.dumps({"scores": evaluate(warehouse, name)} | json.loads(embedded.read_text())))
+            scores = evaluate(warehouse, name, sets, any(s.startswith("embed.model=") for s in settings), args.without_prior)
+            saved.write_text(json.dumps({"scores": scores} | json.loads(embedded.read_text())))
         results[name] = json.loads(saved.read_text())
         print(name, json.dumps(results[name])[:200], flush=True)
 
-    body = ["| walk vectors | hops | topic recall | context recall@3 | extractive Hits@1 | Δ context recall (points) | Δ Hits@1 (points) |",
-            "|---|---:|---:|---:|---:|---:|---:|"]
-    base = {s["hops"]: s for s in results[runs[0][0]]["scores"]}
-    for name, precision in runs:
+    body = ["| walk vectors | rerank | hops | topic recall | context recall@3 | extractive Hits@1 | Δ context recall (points) | Δ Hits@1 (points) |",
+            "|---|---|---:|---:|---:|---:|---:|---:|"]
+    base = {(s["rerank"], s["hops"]): s for s in results[runs[0][0]]["scores"]}
+    for name, label, _ in runs:
         for s in results[name]["scores"]:
-            delta = {m: 100 * (s[m] - base[s["hops"]][m]) for m in ("context_recall", "extractive_hits1")}
-            body.append(f"| {precision} | {s['hops']} | {s['topic_recall']:.3f} | {s['context_recall']:.3f} "
+            delta = {m: 100 * (s[m] - base[s["rerank"], s["hops"]][m]) for m in ("context_recall", "extractive_hits1")}
+            body.append(f"| {label} | {s['rerank']} | {s['hops']} | {s['topic_recall']:.3f} | {s['context_recall']:.3f} "
                         f"| {s['extractive_hits1']:.3f} | {delta['context_recall']:+.1f} | {delta['extractive_hits1']:+.1f} |")
+    body += ["", "| walk vectors | rerank | mean context recall@3 | mean extractive Hits@1 |", "|---|---|---:|---:|"]
+    for name, label, _ in runs:
+        for rerank in dict.fromkeys(s["rerank"] for s in results[name]["scores"]):
+            rows = [s for s in results[name]["scores"] if s["rerank"] == rerank]
+            body.append(f"| {label} | {rerank} | {np.mean([s['context_recall'] for s in rows]):.3f} "
+                        f"| {np.mean([s['extractive_hits1'] for s in rows]):.3f} |")
     first = results[runs[0][0]]
     facts = [
         "- measured " + time.strftime("%Y-%m-%d") + f"; MetaQA dev, 1,000 questions per hop count (the eval's deterministic sample); "
         f"sub-corpus of {first['walks']:,} walks: those rooted at the sampled questions' topic entities plus "
         f"{args.distractors:,} random other roots' (see the script's docstring for why)",
-        "- same walks, texts, path prior and question encoder (ONNX float32) for every row; only the walk vectors differ; "
-        f"defaults otherwise (hybrid node search, rerank {first['scores'][0]['rerank']}, k_nodes 3, k_walks 3)",
-        f"- deltas are against the first row ({runs[0][1]}), in percentage points",
+        "- same walks, texts, path prior and question encoder (ONNX float32) for every precision row; only the walk vectors differ; "
+        "a model row has its own vectors, question encoder and prior (refitted on the three dev files with that encoder); "
+        f"defaults otherwise (hybrid node search, rerank {first['scores'][0]['rerank']}, k_nodes 3, k_walks 3); "
+        "rerank none: the same rows in cosine order (no prior)",
+        f"- deltas are against the first row ({runs[0][1]}) with the same rerank, in percentage points",
         "- embed seconds (the Ray stage on this machine; a copied row's are the copy's): "
-        + ", ".join(f"{n}: {results[n]['embed_seconds']:.0f} s" for n, _ in runs),
+        + ", ".join(f"{n}: {results[n]['embed_seconds']:.0f} s" for n, _, _ in runs),
     ]
-    save_report("embed_quality", "Retrieval quality by walk-vector precision (MetaQA dev)", facts, body)
+    save_report(args.report, "Retrieval quality by walk vectors: precision and embedder (MetaQA dev)", facts, body)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ import sys
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-PACKAGES = ["kgwalk", "pyspark", "deltalake", "ray", "pyarrow", "numpy", "qdrant-edge-py", "qdrant-client", "sentence-transformers", "transformers", "torch"]
+PACKAGES = ["kgwalk", "pyspark", "deltalake", "ray", "pyarrow", "numpy", "qdrant-edge-py", "qdrant-client", "sentence-transformers", "transformers", "torch", "model2vec"]
 
 
 def machine_lines() -> list[str]:
