@@ -12,8 +12,9 @@ from kgwalk.errors import KgwalkError
 from kgwalk.ray_runtime import actor_cpus, cluster_cpus, init_ray, pool_size, ray_address, read_delta, write_dataset
 from kgwalk.storage import open_table
 
-# A static model's blocks: ~4 s of its work. The stage pays ~0.6 s a block beyond the model here
-# (Ray Data, Arrow, Delta): on MetaQA's 762,712 sentences 4,096-row blocks took 157 s, 131,072 39 s.
+# A static model's blocks: a few seconds of its work each, so the vectors table gets a few large
+# files rather than hundreds. Speed hardly depends on it once Ray runs (bench/results/embed.md:
+# 36 s at 4,096 rows, 40 s at 131,072 for MetaQA's 762,712 sentences).
 STATIC_BLOCK_ROWS = 131072
 VECTORS_SCHEMA = pa.schema([("walk_id", pa.int64()), ("text_id", pa.int64()), ("vector", pa.list_(pa.float32()))])
 
@@ -39,7 +40,7 @@ def embedder_from_conf(conf: EmbedConf, threads: int = 0) -> Embedder:
 def block_rows(conf: EmbedConf) -> int:
     """Rows handed to an embedder at once: several forward passes, so per-block costs (Ray
     scheduling, Arrow conversion, the length sort) stay small beside the model. A static model
-    embeds ~30,000 sentences/s, so its blocks are much larger."""
+    embeds ~20,000 sentences/s, so its blocks are larger."""
     if is_static(conf.model):
         return max(STATIC_BLOCK_ROWS, 8 * (conf.batch_size or STATIC_BATCH))
     return max(4096, 8 * resolve_batch_size(conf.batch_size, conf.device))
