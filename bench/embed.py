@@ -1,6 +1,6 @@
 """Benchmark: embedding throughput on this machine, side by side in one run.
 
-    .venv/bin/python bench/embed.py [--texts /tmp/kgwalk-q/metaqa/texts] [--rows 40000]
+    .venv/bin/python bench/embed.py [--texts /tmp/kgwalk-q/metaqa/texts] [--rows 40000] [--report embed]
 
 Rows, all on the same sample of walk sentences (every k-th row of a texts table, default the
 MetaQA corpus built by `kgwalk walks` + `kgwalk verbalize` into /tmp/kgwalk-q):
@@ -103,6 +103,7 @@ def main() -> None:
     p.add_argument("--texts", default="/tmp/kgwalk-q/metaqa/texts")
     p.add_argument("--rows", type=int, default=40000)
     p.add_argument("--no-ray", action="store_true")
+    p.add_argument("--report", default="embed", help="bench/results/<report>.md")
     p.add_argument("--static-blocks", default="4096,131072", help="block rows for the static stage over all texts; '' skips it")
     args = p.parse_args()
     sample = sample_texts(args.texts, args.rows)
@@ -177,7 +178,7 @@ def main() -> None:
                  f"Delta in and out, Ray already started; the default block is {STATIC_BLOCK_ROWS:,} rows), by block rows:", "",
                  "| block rows | seconds | sentences/s |", "|---:|---:|---:|"]
         body += [f"| {block:,} | {seconds:,.1f} | {total / seconds:,.0f} |" for block, seconds in blocks]
-    save_report("embed", "Embedding throughput: plain loop vs kgwalk's embed paths", facts, body)
+    save_report(args.report, "Embedding throughput: plain loop vs kgwalk's embed paths", facts, body)
 
 
 if __name__ == "__main__":
