@@ -13,7 +13,7 @@ from kgwalk.ray_runtime import actor_cpus, cluster_cpus, init_ray, pool_size, ra
 from kgwalk.storage import open_table
 
 # A static model's blocks: a few seconds of its work each, so the vectors table gets a few large
-# files rather than hundreds. Speed hardly depends on it once Ray runs (bench/results/embed.md:
+# files rather than hundreds. Speed hardly depends on it once Ray runs (bench/results/embed_static.md:
 # 36 s at 4,096 rows, 40 s at 131,072 for MetaQA's 762,712 sentences).
 STATIC_BLOCK_ROWS = 131072
 VECTORS_SCHEMA = pa.schema([("walk_id", pa.int64()), ("text_id", pa.int64()), ("vector", pa.list_(pa.float32()))])
