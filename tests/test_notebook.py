@@ -39,6 +39,7 @@ def run(tmp_path_factory):
     conf = tmp / "conf.yaml"
     conf.write_text(yaml.safe_dump(cfg.to_dict() | {"name": "absent", "warehouse": str(tmp / "absent")}))
     env = {**os.environ, "KGWALK_CONF": str(conf), "KGWALK_NAME": cfg.name, "KGWALK_WAREHOUSE": cfg.warehouse}
+    env.pop("MPLBACKEND", None)  # an inherited one (Agg, as CI machines set) would replace the inline backend: no figures
     notebook = nbformat.read(NOTEBOOK, as_version=4)
     # the kernel starts in notebooks/, as Jupyter starts it; a failing cell raises CellExecutionError
     client = NotebookClient(notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOK.parent)}})
