@@ -179,7 +179,6 @@ class Retriever:
         if k_nodes < 1 or k_walks < 1:
             raise KgwalkError("k_nodes and k_walks must be >= 1")
         self.store.follow_live()  # a long-lived retriever (kgwalk serve) sees each refresh once it lands
-        self.records.sync(self.store.reflects())  # the walk records of that index version
         timings: dict[str, float] = {}
         clock = time.perf_counter()
 
@@ -204,6 +203,7 @@ class Retriever:
         # The prior models paths from the entity the question is about: where the question names
         # entities, only their walks get it (and only they need candidates beyond k_walks).
         topics = ([n for n in nodes if n.matched] or nodes) if self.rerank == "paths" else []
+        self.records.sync(self.store.reflects())  # the walk records of the index version searched
         for node in nodes:
             fetch = max(q_conf.candidates, k_walks) if any(node is t for t in topics) else k_walks
             hits = self.store.search(self.walks_collection, q, fetch, root=node.id)
