@@ -31,7 +31,7 @@ MAX_SENTENCE_CHARS = 2000  # longer replies are rambling, not a sentence: the te
 # SmolLM2-135M answers some walks with "The sentence is: The sentence is: ...").
 _LOOP = re.compile(r"(\S.{7,}?)\1{2,}")
 
-_PREAMBLE = re.compile(r"^(?:sure|certainly|okay|ok|here(?:'s| is)|the (?:constructed )?sentence|sentence|answer|output)\b[^:\n]{0,60}:\s*", re.I)
+_PREAMBLE = re.compile(r"^(?:sure|certainly|okay|ok|here(?:'s| is)|the (?:constructed )?sentence|sentence|answer|output)\b[^:\n]{0,60}:\s*", re.IGNORECASE)
 _WRAPPING = "\"'`*“”‘’ \t"
 # a sentence ends at . ! ? followed by space and a capital, unless the word before is an initial or title
 _SENTENCE_END = re.compile(r"(?<![A-Z])(?<!\b(?:Mr|Ms|Dr|St|Jr|Sr|vs|No))(?<!\bMrs)([.!?])(?=[\"”’']?\s+[\"“]?[A-Z])")
