@@ -93,7 +93,7 @@ def test_join_engine_writes_the_same_walks_as_the_memory_engine(spark, spec):
     graph = Graph.from_arrow(t.edges, t.entities, t.relations, spec.direction)
     expected = all_walks(graph, spec).sort_by("walk_id")
     assert expected.num_rows > 50
-    joined = join_walks(spark, spark.createDataFrame(t.edges.to_pandas()), spark.createDataFrame(t.entities.to_pandas()), spec)
+    joined = join_walks(spark, spark.createDataFrame(t.edges.to_pandas()), spark.createDataFrame(t.entities.to_pandas()), t.relations, spec)
     got = pa.Table.from_pandas(joined.toPandas(), schema=WALKS_SCHEMA, preserve_index=False).sort_by("walk_id")
     assert got.equals(expected)
 

@@ -89,11 +89,22 @@ def test_signature_cap_keeps_first_m_in_canonical_order_and_all_own_facts():
     assert len(walks_of(triples, "R", depth=2, max_per_signature=None)) == 8
 
 
-def test_self_loops_appear_once_and_never_in_bfs():
+def test_self_loops_appear_once_and_are_walks_of_their_own():
     graph = graph_from([("A", "r", "A"), ("A", "s", "B")], "both")
     a = graph.index_of(np.array([hash64("A")]))[0]
     assert graph.degree[a] == 2  # the loop once, plus A-s-B
-    assert walks_of([("A", "r", "A"), ("A", "s", "B")], "A", depth=2) == [("A", "s", "B")]
+    # the loop is a fact of A's: one walk of one step, which leads nowhere further
+    assert sorted(walks_of([("A", "r", "A"), ("A", "s", "B"), ("B", "t", "C")], "A", depth=3)) == [
+        ("A", "r", "A"), ("A", "s", "B"), ("A", "s", "B", "t", "C")]
+    assert walks_of([("A", "r", "A"), ("A", "s", "B")], "B", depth=3) == [("B", "s^-1", "A")]  # others' loops are no steps
+
+
+@pytest.mark.parametrize("direction", ["out", "in", "both"])
+def test_an_entity_whose_only_edges_are_self_loops_gets_a_walk_per_loop(direction):
+    triples = [("Abra", "genre", "Abra"), ("Abra", "sameAs", "Abra"), ("X", "r", "Y")]
+    step = "^-1" if direction == "in" else ""  # walking `in`, every step is a backward one
+    assert sorted(walks_of(triples, "Abra", direction=direction, depth=2, max_per_root=5)) == [
+        ("Abra", "genre" + step, "Abra"), ("Abra", "sameAs" + step, "Abra")]
 
 
 def test_parallel_edges_give_one_walk_per_node():

@@ -63,9 +63,9 @@ def walk_reference(cfg: Config) -> WalkReference:
     """The KG's entities, hubs and relations, read from the ingested tables."""
     from kgwalk.storage import read_table
 
-    edges = read_table(cfg.table("edges"), ["src", "dst"], what="ingest")
+    edges = read_table(cfg.table("edges"), ["src", "rel", "dst"], what="ingest")
     entities = read_table(cfg.table("entities"), ["id"], what="ingest")
-    relations = read_table(cfg.table("relations"), ["id"], what="ingest")
+    relations = read_table(cfg.table("relations"), ["id", "label"], what="ingest")  # labels name explicit inverses
     return WalkReference.from_tables(edges, entities, relations, cfg.walks.direction, cfg.walks.hub_degree)
 
 

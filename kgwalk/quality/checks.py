@@ -144,7 +144,11 @@ class WalkReference:
     def from_tables(cls, edges: pa.Table, entities: pa.Table, relations: pa.Table, direction: str, hub_degree: int | None) -> "WalkReference":
         """Degrees counted from `edges` as adjacency entries, the walkers' rule: out-edges, in-edges,
         or both (a self-loop once under `both`). Recounted here, not taken from the walk engine,
-        so a fault in the engine's graph cannot hide from its own gate."""
+        so a fault in the engine's graph cannot hide from its own gate; only the edges walks
+        traverse count (`walk_edges`: a fact an explicit inverse relation states again, once)."""
+        from kgwalk.walks.graph import walk_edges
+
+        edges = walk_edges(edges, relations, direction)
         ids = sorted_ids(entities.column("id"))
         src, dst = edges.column("src").to_numpy(), edges.column("dst").to_numpy()
         counted = {"out": [src], "in": [dst], "both": [src, dst[src != dst]]}[direction]

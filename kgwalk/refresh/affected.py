@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from kgwalk.walks.graph import Graph
+from kgwalk.walks.graph import Graph, walk_edges
 from kgwalk.walks.spec import WalkSpec
 
 _REVERSED = {"out": "in", "in": "out", "both": "both"}
@@ -67,8 +67,10 @@ def _degrees(edges: pa.Table, node_ids: np.ndarray, direction: str) -> np.ndarra
     return deg
 
 
-def affected_roots(old_edges: pa.Table, new_edges: pa.Table, spec: WalkSpec) -> np.ndarray:
-    """Sorted entity ids (of the old or new graph) whose walks may differ between the two graphs."""
+def affected_roots(old_edges: pa.Table, new_edges: pa.Table, spec: WalkSpec, relations: pa.Table | None = None) -> np.ndarray:
+    """Sorted entity ids (of the old or new graph) whose walks may differ between the two graphs.
+    `relations` (id, label; the old and the new ones) name explicit inverse relations, whose
+    mirrored copies the walkers skip (`walk_edges`): hubs are then told by the degrees walkers see."""
     added, removed = edge_difference(old_edges, new_edges)
     seeds = changed_nodes(pa.concat_tables([added, removed]), spec.direction)
     if not len(seeds):
@@ -78,8 +80,8 @@ def affected_roots(old_edges: pa.Table, new_edges: pa.Table, spec: WalkSpec) -> 
     if spec.hub_degree is None:
         passable = np.ones(len(node_ids), bool)
     else:
-        old_deg = _degrees(old_edges, node_ids, spec.direction)
-        new_deg = _degrees(new_edges, node_ids, spec.direction)
+        walked = [e if relations is None else walk_edges(e, relations, spec.direction) for e in (old_edges, new_edges)]
+        old_deg, new_deg = (_degrees(e, node_ids, spec.direction) for e in walked)
         passable = (old_deg <= spec.hub_degree) | (new_deg <= spec.hub_degree)
     # Predecessors in the walk direction = the adjacency of the reversed direction.
     relations = pa.table({"id": np.unique(union.column("rel").to_numpy())})

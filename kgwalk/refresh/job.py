@@ -150,8 +150,11 @@ def refresh_walks(cfg: Config, state: dict[str, TableState], report: RefreshRepo
     done, base = state["walks"].reflects, state["walks"].version
     spec = WalkSpec.from_conf(cfg.walks)
     old_edges = read_version(cfg.table("edges"), done["edges"], ["src", "rel", "dst"])
-    new = {t: read_table(cfg.table(t), ["id"] if t != "edges" else ["src", "rel", "dst"]) for t in KG_TABLES}
-    roots = affected_roots(old_edges, new["edges"], spec)
+    columns = {"edges": ["src", "rel", "dst"], "entities": ["id"], "relations": ["id", "label"]}  # labels name explicit inverses
+    new = {t: read_table(cfg.table(t), columns[t]) for t in KG_TABLES}
+    old_relations = read_version(cfg.table("relations"), done["relations"], ["id", "label"])
+    relations = pa.concat_tables([old_relations, new["relations"]]).group_by(["id", "label"]).aggregate([])
+    roots = affected_roots(old_edges, new["edges"], spec, relations)
     graph = Graph.from_arrow(new["edges"], new["entities"], new["relations"], cfg.walks.direction)
     walk_now = roots[isin(roots, graph.node_ids)]  # affected roots that are still entities
     fresh = walk_roots(cfg, graph, walk_now, spec, spark)

@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 
 from kgwalk.errors import KgwalkError
+from kgwalk.kg.relations import inverse_relation_pairs
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -31,6 +32,40 @@ def mix64(x: np.ndarray) -> np.ndarray:
 def fold64(h: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Fold a column of int64/uint64 values into running hashes."""
     return mix64(h ^ values.astype(np.int64).view(np.uint64))
+
+
+def _pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(a, b) rows as one sortable, exactly comparable array."""
+    out = np.empty(len(a), [("a", np.int64), ("b", np.int64)])
+    out["a"], out["b"] = a, b
+    return out
+
+
+def mirrored_copies(edges: pa.Table, relations: pa.Table) -> np.ndarray:
+    """Which edges state a fact again through an explicit inverse relation: (b, r_inverse, a)
+    where (a, r, b) is an edge too. Pairs are recognised by name (`kg.relations`) and confirmed
+    edge by edge, so an inverse edge without its mirror is never dropped. No labels, no copies."""
+    copies = np.zeros(edges.num_rows, bool)
+    if "label" not in relations.column_names:
+        return copies
+    src, rel, dst = (edges.column(c).to_numpy() for c in ("src", "rel", "dst"))
+    for base, inverse in inverse_relation_pairs(relations):
+        forward = np.sort(_pairs(src[rel == base], dst[rel == base]))
+        backward = np.flatnonzero(rel == inverse)
+        mirror = _pairs(dst[backward], src[backward])
+        at = np.minimum(np.searchsorted(forward, mirror), max(len(forward) - 1, 0))
+        copies[backward[(forward[at] == mirror) if len(forward) else np.zeros(len(backward), bool)]] = True
+    return copies
+
+
+def walk_edges(edges: pa.Table, relations: pa.Table, direction: str) -> pa.Table:
+    """The edges walks traverse: under `both`, a fact stated again by an explicit inverse relation
+    is walked once, as a backward step of its forward relation (walking `out` or `in`, the
+    inverse copy is the only way back, so it stays)."""
+    if direction != "both":
+        return edges
+    copies = mirrored_copies(edges, relations)
+    return edges.filter(pa.array(~copies)) if copies.any() else edges
 
 
 @dataclass
@@ -75,7 +110,9 @@ class Graph:
 
     @classmethod
     def from_arrow(cls, edges: pa.Table, entities: pa.Table, relations: pa.Table, direction: str) -> "Graph":
-        """Build from the canonical tables (edges(src, rel, dst), entities(id), relations(id))."""
+        """Build from the canonical tables (edges(src, rel, dst), entities(id), relations(id) and,
+        for recognising explicit inverse relations, label): the edges of `walk_edges`."""
+        edges = walk_edges(edges, relations, direction)
         node_ids = np.sort(entities.column("id").to_numpy())
         if len(node_ids) >= 2**31:
             raise KgwalkError(f"{len(node_ids):,} entities exceed the in-memory engine's int32 node index: set walks.engine=join")

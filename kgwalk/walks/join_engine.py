@@ -17,9 +17,21 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructType
 
+from kgwalk.kg.relations import inverse_relation_pairs
 from kgwalk.walks.spec import WalkSpec
 from kgwalk.walks.table import WALKS_SCHEMA, list_array, prefix_ids, walk_ids_of
 from kgwalk.walks.walkers import random_step_entries
+
+
+def drop_mirrored_copies(spark: SparkSession, edges: DataFrame, relations: pa.Table) -> DataFrame:
+    """`walk_edges` as joins: without the edges (b, r_inverse, a) whose fact (a, r, b) is an edge too."""
+    pairs = inverse_relation_pairs(relations) if "label" in relations.column_names else []
+    if not pairs:
+        return edges
+    named = spark.createDataFrame(pairs, "base bigint, inverse bigint")
+    copies = edges.join(named, edges.rel == named.base).select(
+        F.col("dst").alias("src"), F.col("inverse").alias("rel"), F.col("src").alias("dst"))
+    return edges.join(copies.distinct(), ["src", "rel", "dst"], "left_anti")
 
 
 def adjacency(edges: DataFrame, direction: str) -> DataFrame:
@@ -93,10 +105,9 @@ def bfs_walks(spark: SparkSession, roots: DataFrame, adj: DataFrame, spec: WalkS
     )
     visited = roots.select(F.col("id").alias("root"), F.col("id").alias("v"))
     levels = []
-    for t in range(1, spec.depth + 1):
-        frontier = paths.where(_passable("last_deg", spec, t))
-        cand = frontier.join(_steps_from(adj, "last"), "last").join(visited, ["root", "v"], "left_anti")
-        cand = cand.select(
+
+    def extended(steps: DataFrame) -> DataFrame:
+        return steps.select(
             "root",
             "v",
             F.concat("nodes", F.array("v")).alias("nodes"),
@@ -105,13 +116,19 @@ def bfs_walks(spark: SparkSession, roots: DataFrame, adj: DataFrame, spec: WalkS
             F.concat("key", F.array(F.col("pos").cast("int"))).alias("key"),
             F.col("v_deg").alias("last_deg"),
         )
+
+    for t in range(1, spec.depth + 1):
+        steps = paths.where(_passable("last_deg", spec, t)).join(_steps_from(adj, "last"), "last")
+        cand = extended(steps.join(visited, ["root", "v"], "left_anti"))
         first = F.row_number().over(Window.partitionBy("root", "v").orderBy("key"))
         chosen = cand.withColumn("_first", first).where(F.col("_first") == 1).drop("_first").localCheckpoint()
-        if chosen.isEmpty():
+        # a root's self-loops are facts of their own (walks of one step), though they reach no new node
+        loops = extended(steps.where(F.col("v") == F.col("root"))).localCheckpoint() if t == 1 else None
+        if chosen.isEmpty() and (loops is None or loops.isEmpty()):
             break
         visited = visited.unionByName(chosen.select("root", "v")).localCheckpoint()
         paths = chosen.withColumnRenamed("v", "last")
-        kept = paths
+        kept = paths if loops is None else paths.unionByName(loops.withColumnRenamed("v", "last"))
         if spec.max_per_signature is not None and t >= 2:  # a root's own facts are never capped
             rank = F.row_number().over(Window.partitionBy("root", "rels", "inverse").orderBy("key"))
             kept = kept.withColumn("_rank", rank).where(F.col("_rank") <= spec.max_per_signature).drop("_rank")
@@ -178,8 +195,11 @@ def _step_udf(seed: int, t: int):
     return pick
 
 
-def join_walks(spark: SparkSession, edges: DataFrame, entities: DataFrame, spec: WalkSpec) -> DataFrame:
-    """Every entity's walks of every kind in `spec`, as a DataFrame in WALKS_SCHEMA."""
+def join_walks(spark: SparkSession, edges: DataFrame, entities: DataFrame, relations: pa.Table, spec: WalkSpec) -> DataFrame:
+    """Every entity's walks of every kind in `spec`, as a DataFrame in WALKS_SCHEMA; `relations`
+    (id, label: small, on the driver) name explicit inverse relations."""
+    if spec.direction == "both":
+        edges = drop_mirrored_copies(spark, edges, relations)
     adj = adjacency(edges, spec.direction).localCheckpoint()
     roots = entities.select("id")
     walkers = {"bfs": bfs_walks, "random": random_walks}

@@ -76,7 +76,8 @@ def _walk_partitions(graph_bc, roots_bc, spec: WalkSpec, partitions: int, roots_
 def load_graph(cfg: Config) -> Graph:
     """Build the CSR the executors will share on the driver, reading the tables with delta-rs:
     pulling them through Spark cost seconds of JVM round trips for what is a columnar file read."""
-    tables = {n: read_table(cfg.table(n), ["id"] if n != "edges" else ["src", "rel", "dst"]) for n in ("edges", "entities", "relations")}
+    columns = {"edges": ["src", "rel", "dst"], "entities": ["id"], "relations": ["id", "label"]}  # labels name explicit inverses
+    tables = {n: read_table(cfg.table(n), c) for n, c in columns.items()}
     return Graph.from_arrow(tables["edges"], tables["entities"], tables["relations"], cfg.walks.direction)
 
 
@@ -129,7 +130,8 @@ def _join_engine(cfg: Config, spark) -> WalksResult:
     spec = WalkSpec.from_conf(cfg.walks)
     entities = read_delta(spark, cfg.table("entities"))
     partitions = _partitions(cfg, spark)
-    walks = join_walks(spark, read_delta(spark, cfg.table("edges")), entities.repartition(partitions), spec)
+    relations = read_table(cfg.table("relations"), ["id", "label"])
+    walks = join_walks(spark, read_delta(spark, cfg.table("edges")), entities.repartition(partitions), relations, spec)
     write_delta(walks, cfg.table("walks"), WALKS_SCHEMA, gate=_gate(cfg, spark))
     return WalksResult(walks=_written(cfg), roots=entities.count(), engine="join", spark_partitions=partitions)
 

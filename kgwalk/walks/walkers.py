@@ -97,7 +97,8 @@ class Walker:
 
 
 class BFSWalker(Walker):
-    """One walk per node reached within `depth`: the root-to-node shortest path (Eq. 2).
+    """One walk per node reached within `depth`: the root-to-node shortest path (Eq. 2), and one
+    per self-loop of the root (`A r A`: a fact no path to another node says).
 
     Ties between equally short paths go to the first in canonical order: paths of a level are
     ordered by their adjacency positions (position at step 1, then at step 2, ...), which is the
@@ -132,6 +133,8 @@ class BFSWalker(Walker):
                 pick = fresh[np.sort(first)]
                 new = np.sort(keys[pick])  # unique, and none visited yet: a merge keeps it sorted
                 visited = np.insert(visited, np.searchsorted(visited, new), new)
+                if t == 1:  # a root's self-loops are facts of their own, though they reach no new node
+                    pick = np.sort(np.concatenate([pick, np.flatnonzero(graph.nbr[entry] == last[parent])]))
                 parents.append(parent[pick])
                 entries.append(entry[pick])
             p, e = np.concatenate(parents), np.concatenate(entries)
@@ -157,6 +160,9 @@ class BFSWalker(Walker):
                 )
             )
             level_root.append(root_pos[keep])
+            if t == 1:  # a self-loop leads nowhere new: the walks go on from the root's other facts
+                onward = nodes[:, 1] != nodes[:, 0]
+                nodes, rels, inverse, root_pos = nodes[onward], rels[onward], inverse[onward], root_pos[onward]
         if not levels:
             return empty_block(self.kind, d)
         block = _concat(levels)

@@ -1,0 +1,116 @@
+"""Every fact walked once: explicit inverse relations (`r` beside `r_inverse`) recognised by name,
+confirmed by their edges, and walked once under `direction: both`; the quality gate agrees."""
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from conftest import labelled_walks, tables_from
+
+from kgwalk.kg.ids import hash64
+from kgwalk.kg.relations import inverse_relation_pairs
+from kgwalk.quality.checks import WalkReference, walk_checks
+from kgwalk.walks import Graph, WalkSpec, all_walks
+from kgwalk.walks.graph import mirrored_copies
+from kgwalk.walks.table import WALKS_SCHEMA
+
+
+def relations_named(*names):
+    return pa.table({"id": [hash64(n) for n in names], "label": list(names)})
+
+
+def test_inverse_pairs_are_recognised_by_name():
+    snake = relations_named("plays_for", "plays_for_inverse", "directed_by", "inverse_directed_by", "genre_inverse", "reverse")
+    assert inverse_relation_pairs(snake) == sorted([
+        (hash64("plays_for"), hash64("plays_for_inverse")),
+        (hash64("directed_by"), hash64("inverse_directed_by")),
+    ])  # genre_inverse has no `genre` to invert; `reverse` alone is a name
+    camel = relations_named("playsFor", "playsForInverse", "film.film.directed_by", "film.film.directed_by_inverse")
+    assert inverse_relation_pairs(camel) == sorted([
+        (hash64("playsFor"), hash64("playsForInverse")),
+        (hash64("film.film.directed_by"), hash64("film.film.directed_by_inverse")),
+    ])
+
+
+def test_only_inverse_edges_whose_mirror_exists_are_copies():
+    t = tables_from([("Dirk", "plays_for", "Turkey"), ("Turkey", "plays_for_inverse", "Dirk"),
+                     ("Spain", "plays_for_inverse", "Xavi"), ("Turkey", "plays_for", "Dirk")])
+    copies = mirrored_copies(t.edges, t.relations)
+    rel = dict(zip(t.relations.column("label").to_pylist(), t.relations.column("id").to_pylist()))
+    src, rels, dst = (t.edges.column(c).to_pylist() for c in ("src", "rel", "dst"))
+    dropped = {(s, r, d) for s, r, d, c in zip(src, rels, dst, copies) if c}
+    # Xavi's inverse edge states a fact no forward edge states; (Turkey plays_for Dirk) is forward
+    assert dropped == {(hash64("Turkey"), rel["plays_for_inverse"], hash64("Dirk"))}
+
+
+def test_a_fact_stated_twice_is_walked_once_under_both_and_kept_walking_out():
+    triples = [("Dirk", "plays_for", "Turkey"), ("Turkey", "plays_for_inverse", "Dirk")]
+    t = tables_from(triples)
+    both = Graph.from_arrow(t.edges, t.entities, t.relations, "both")
+    assert both.num_entries == 2  # one fact, an entry at each end
+    walks = {(w["node_labels"][0], w["rel_labels"][0], w["inverse"][0]) for w in labelled_walks(triples, WalkSpec(depth=1))}
+    assert walks == {("Dirk", "plays_for", False), ("Turkey", "plays_for", True)}
+    out = {(w["node_labels"][0], w["rel_labels"][0]) for w in labelled_walks(triples, WalkSpec(direction="out", depth=1))}
+    assert out == {("Dirk", "plays_for"), ("Turkey", "plays_for_inverse")}  # walking out, the copy is the only way back
+
+
+def test_the_gate_counts_degrees_as_the_walks_do():
+    # H has 3 players, each fact stated twice: 6 edges, 3 facts. With hub_degree 4 the walks pass
+    # through H (3 entries), and the gate must not call that passing through a hub.
+    triples = [(f"P{i}", "plays_for", "H") for i in range(3)] + [("H", "plays_for_inverse", f"P{i}") for i in range(3)]
+    t = tables_from(triples)
+    graph = Graph.from_arrow(t.edges, t.entities, t.relations, "both")
+    walks = all_walks(graph, WalkSpec(depth=2, hub_degree=4, max_per_signature=None)).cast(WALKS_SCHEMA)
+    assert (walks.column("steps").to_numpy() == 2).sum() == 6  # P_i -> H -> P_j
+    ref = WalkReference.from_tables(t.edges, t.entities, t.relations, "both", 4)
+    assert not np.any(walk_checks(walks, ref).column("through_hub").to_numpy(zero_copy_only=False))
+
+
+def test_the_join_engine_drops_the_same_copies(spark):
+    from kgwalk.walks.join_engine import join_walks
+
+    triples = [(f"P{i}", "plays_for", f"T{i % 2}") for i in range(5)] + [(f"T{i % 2}", "plays_for_inverse", f"P{i}") for i in range(4)]
+    triples += [("T0", "plays_for_inverse", "Z"), ("P1", "genre", "P1")]
+    t = tables_from(triples)
+    spec = WalkSpec(depth=3, hub_degree=3, max_per_signature=None)
+    expected = all_walks(Graph.from_arrow(t.edges, t.entities, t.relations, "both"), spec).sort_by("walk_id")
+    joined = join_walks(spark, spark.createDataFrame(t.edges.to_pandas()), spark.createDataFrame(t.entities.to_pandas()), t.relations, spec)
+    got = pa.Table.from_pandas(joined.toPandas(), schema=WALKS_SCHEMA, preserve_index=False).sort_by("walk_id")
+    assert got.equals(expected)
+    assert got.num_rows > 20
+
+
+@pytest.mark.parametrize("direction", ["out", "both"])
+def test_without_labels_nothing_is_dropped(direction):
+    t = tables_from([("Dirk", "plays_for", "Turkey"), ("Turkey", "plays_for_inverse", "Dirk")])
+    assert Graph.from_arrow(t.edges, t.entities, t.relations.select(["id"]), direction).num_entries == (4 if direction == "both" else 2)
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_refresh_rewalks_every_root_whose_mirrors_change(seed):
+    """Whether an inverse edge is a copy depends on another edge: adding or removing either one
+    changes the walks only of roots the refresh already re-walks (the edges' ends and what reaches them)."""
+    rng = np.random.default_rng(seed)
+
+    def fact():
+        return f"e{rng.integers(12)}", f"r{rng.integers(2)}", f"e{rng.integers(12)}"
+
+    facts = {fact() for _ in range(24)}
+    mirrored = {f for f in facts if rng.random() < 0.6}
+    old = facts | {(t, r + "_inverse", h) for h, r, t in mirrored}
+    dropped = {f for f in sorted(facts) if rng.random() < 0.2}  # their mirrors stay, now unconfirmed
+    new = (old - dropped) | {(t, r + "_inverse", h) for h, r, t in sorted(facts - mirrored) if rng.random() < 0.5} | {fact() for _ in range(3)}
+    spec = WalkSpec(kinds=("bfs", "random"), depth=int(rng.integers(2, 4)), hub_degree=[3, 5, None][seed % 3], walks_per_root=6,
+                    max_per_signature=None)
+    by_root, tables = [], []
+    for triples in (sorted(old), sorted(new)):
+        t = tables_from(triples)
+        rows: dict[int, set] = {}
+        for w in all_walks(Graph.from_arrow(t.edges, t.entities, t.relations, "both"), spec).to_pylist():
+            rows.setdefault(w["root"], set()).add((w["walk_id"], w["count"]))
+        by_root.append(rows)
+        tables.append(t)
+    from kgwalk.refresh.affected import affected_roots
+
+    changed = {r for r in set(by_root[0]) | set(by_root[1]) if by_root[0].get(r) != by_root[1].get(r)}
+    relations = pa.concat_tables([t.relations.select(["id", "label"]) for t in tables]).group_by(["id", "label"]).aggregate([])
+    assert changed <= set(affected_roots(tables[0].edges, tables[1].edges, spec, relations).tolist())
