@@ -234,9 +234,6 @@ def refresh_vectors(cfg: Config, state: dict[str, TableState], report: RefreshRe
     report.embedded = todo.num_rows
 
 
-def run_refresh(cfg: Config, path: str, fmt: str = "auto", snapshot: bool = False, spark=None) -> RefreshReport:
-    """The whole refresh under the writer lock; see the module docstring."""
-    from kgwalk.refresh.index import refresh_index
 def check_refresh_input(cfg: Config, path: str, snapshot: bool) -> None:
     """The change input is a file and the KG exists: checked before the writer lock, which creates
     the KG's folder, so a wrong path or name ends in one line and leaves nothing behind."""
@@ -245,11 +242,14 @@ def check_refresh_input(cfg: Config, path: str, snapshot: bool) -> None:
         raise KgwalkError(f"nothing to refresh: no KG named {cfg.name!r} in {cfg.warehouse} (run `kgwalk build` first)")
 
 
+def run_refresh(cfg: Config, path: str, fmt: str = "auto", snapshot: bool = False, spark=None) -> RefreshReport:
+    """The whole refresh under the writer lock; see the module docstring."""
+    from kgwalk.refresh.index import refresh_index
 
+    check_refresh_input(cfg, path, snapshot)
     report = RefreshReport()
     with writer_lock(cfg, "kgwalk refresh"):
         state = read_state(cfg)
-    check_refresh_input(cfg, path, snapshot)
         missing = [s for s in _STEPS if s not in state]
         if missing:
             raise KgwalkError(f"nothing to refresh: no recorded {missing[0]} (run `kgwalk build` first)")
