@@ -17,6 +17,7 @@ import pyarrow as pa
 import pytest
 from conftest import TINY_KG
 from corpus import build_in_process, config, corpus, embedder_output_matches
+from test_embed import SENTENCES
 from test_refresh import random_changes, random_kg, random_spec, write_pipe
 
 from kgwalk.config import load_config
@@ -27,13 +28,6 @@ from kgwalk.errors import KgwalkError
 from kgwalk.refresh.job import run_refresh
 from kgwalk.storage import read_table, write_table
 
-SENTENCES = [
-    "Kismet was directed by William Dieterle.",
-    "William Dieterle directed Juarez, which was released in 1939.",
-    "The Pentagon Papers starred James Spader and Paul Giamatti, and is in English.",
-    "x",
-    "Brad Pitt starred in Fight Club, which has genre Drama and was written by Chuck Palahniuk. " * 6,
-]
 DISTILLING = "[kgwalk] distilling a static model"
 # Modules a static question encoder must not load (each costs seconds at a CLI query's start).
 HEAVY = ("torch", "transformers", "onnxruntime", "sentence_transformers")
