@@ -24,16 +24,14 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
-from deltalake import DeltaTable, write_deltalake
+from deltalake import DeltaTable
+from embed_quality import copy_subcorpus
 from report import save_report
 
 from kgwalk.eval.metaqa import load_questions, question_file, sample
@@ -41,7 +39,6 @@ from kgwalk.eval.metaqa import load_questions, question_file, sample
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parent.parent / "shared" / "data" / "metaqa"
 KGWALK = str(Path(sys.executable).parent / "kgwalk")
-COPIED = ("edges", "entities", "relations", "path_prior")  # the KG and its path prior
 SUBCORPUS = "metaqa_llm"
 # Walk&Retrieve, Table 2, MetaQA (averaged over hop counts), Walk&Retrieve-BFS with Llama-3.1-70B-instruct
 PAPER_ROW = {"hits1": 67.99, "accurate": 57.08, "hallucinated": 12.74, "missing": 28.27, "seconds": 21.31}
@@ -73,23 +70,14 @@ def make_subcorpus(warehouse: Path, limit: int, dev_limit: int, distractors: int
         kgwalk("fit-paths", *where, *(a for h in (1, 2, 3) for a in ("--questions", str(question_file(DATA, h, "dev")))))
     test, dev = sampled("test", limit), sampled("dev", dev_limit)
     topics = np.unique([q.topic for qs in (*test.values(), *dev.values()) for q in qs])
-    walks = DeltaTable(str(warehouse / "metaqa" / "walks")).to_pyarrow_table()
-    others = np.setdiff1d(np.unique(walks["root"].to_numpy()), topics)
-    roots = np.concatenate([topics, np.random.default_rng(1).choice(others, distractors, replace=False)])
-    target = warehouse / SUBCORPUS
-    shutil.rmtree(target, ignore_errors=True)
-    target.mkdir(parents=True)
-    for table in COPIED:
-        shutil.copytree(warehouse / "metaqa" / table, target / table)
-    kept = walks.filter(pc.is_in(walks["root"], pa.array(roots)))
-    write_deltalake(str(target / "walks"), kept)
+    kept, roots = copy_subcorpus(warehouse, "metaqa", SUBCORPUS, topics, distractors)
     sub = ["--warehouse", str(warehouse), "--name", SUBCORPUS]
     stage_seconds = {}
     for stage in ("verbalize", "embed", "index"):
         start = time.perf_counter()
         kgwalk(stage, *sub)
         stage_seconds[stage] = round(time.perf_counter() - start, 1)
-    return {"walks": kept.num_rows, "roots": len(roots), "topics": len(topics), "all_walks": walks.num_rows, **stage_seconds}
+    return {"walks": kept.num_rows, "roots": len(roots), "topics": len(topics), "all_walks": DeltaTable(str(warehouse / "metaqa" / "walks")).to_pyarrow_dataset().count_rows(), **stage_seconds}
 
 
 def question_folder(warehouse: Path, limit: int, questions: int) -> Path:

@@ -52,6 +52,12 @@ COPIED = ("edges", "entities", "relations", "path_prior")
 def make_subcorpus(warehouse: Path, source: str, name: str, distractors: int) -> int:
     """`name`: `source`'s KG and path prior, with only the sub-corpus walks; returns walks kept."""
     topics = np.unique([q.topic for hops in (1, 2, 3) for q in sample(load_questions(question_file(DATA, hops, "dev")), 1000)])
+    return copy_subcorpus(warehouse, source, name, topics, distractors)[0].num_rows
+
+
+def copy_subcorpus(warehouse: Path, source: str, name: str, topics: np.ndarray, distractors: int) -> tuple[pa.Table, np.ndarray]:
+    """`name`: `source`'s KG tables and path prior, and the walks of `topics` plus `distractors`
+    other roots drawn with a fixed seed; returns the walks kept and their roots."""
     walks = DeltaTable(str(warehouse / source / "walks")).to_pyarrow_table()
     others = np.setdiff1d(np.unique(walks["root"].to_numpy()), topics)
     roots = np.concatenate([topics, np.random.default_rng(1).choice(others, distractors, replace=False)])
@@ -62,7 +68,7 @@ def make_subcorpus(warehouse: Path, source: str, name: str, distractors: int) ->
         shutil.copytree(warehouse / source / table, target / table)
     kept = walks.filter(pc.is_in(walks["root"], pa.array(roots)))
     write_deltalake(str(target / "walks"), kept)
-    return kept.num_rows
+    return kept, roots
 
 
 def kgwalk(*args: str) -> str:
