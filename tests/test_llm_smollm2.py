@@ -125,7 +125,8 @@ def test_answerer_with_smollm2_answers_from_the_retrieved_walks(sample_corpus, s
 @needs_smollm2
 def test_llm_verbalizer_with_smollm2(sample_corpus, smollm2, user_cache):
     cfg = corpus.config(sample_corpus.warehouse, SAMPLE, ["verbalize.verbalizer=transformers", f"verbalize.llm.model={smollm2[0]}"])
-    walks = load_labels(cfg).attach(read_table(cfg.table("walks"), WALK_COLUMNS)).slice(0, 12)
+    # the same 12 walks on every machine: the table's row order follows the build's parallel writes
+    walks = load_labels(cfg).attach(read_table(cfg.table("walks"), WALK_COLUMNS).sort_by("walk_id")).slice(0, 12)
     verbalizer = LLMVerbalizer(make_chat_model("transformers", cfg.verbalize.llm, "verbalize.llm"), cfg.verbalize)
     texts, source = (a.to_pylist() for a in verbalizer.verbalize(walks))
     template = TemplateVerbalizer(cfg.verbalize.phrases).sentences(walks).to_pylist()
