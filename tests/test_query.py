@@ -10,6 +10,7 @@ import pyarrow as pa
 import pytest
 
 import corpus
+from kgwalk.cli import main
 from kgwalk.errors import KgwalkError
 from kgwalk.eval.metaqa import load_questions, score_retrieval
 from kgwalk.query import Answerer, Retriever
@@ -156,6 +157,16 @@ def test_walk_budget_keeps_the_best_walks_over_all_nodes(sample_corpus):
     with pytest.raises(KgwalkError, match="max_question_chars"):
         budget.retrieve("x" * 5000)
     budget.close()
+
+
+def test_a_question_embedded_by_another_model_is_refused_in_one_line(sample_corpus, capsys):
+    cfg = sample_corpus  # built with hashing-64
+    argv = ["query", "--warehouse", str(cfg.warehouse), "--name", cfg.name, "--set", "embed.model=hashing-32", "who starred in [16 Blocks]"]
+    with pytest.raises(SystemExit) as exit:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exit.value.code == 2 and err.count("\n") == 1, err
+    assert "vectors have 64 dimensions, the question's 32: query with the embed.model the KG was built with" in err
 
 
 class ScriptedModel:

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from kgwalk.errors import KgwalkError
 from kgwalk.index.edge import EdgeStore
 from kgwalk.index.store import ServerStore
 
@@ -48,6 +49,10 @@ def test_search_with_and_without_root_filter(tmp_path, backend):
         assert np.allclose([h.score for h in hits], scores[expected], atol=1e-5)
     top = store.search("walks", q, 5)
     assert [h.payload["walk_id"] for h in top] == ids[np.argsort(-scores)[:5]].tolist()
+    # a question embedded by another model (another size) is refused in one line, not by Qdrant
+    for other in (q[:12], np.concatenate([q, q])):
+        with pytest.raises(KgwalkError, match=rf"'walks' vectors have {dim} dimensions, the question's {len(other)}: query with the embed.model"):
+            store.search("walks", other, 4, root=0)
     store.close()
 
 

@@ -48,6 +48,7 @@ from kgwalk.index.store import (
     ROOT_FIELD,
     Hit,
     as_stored,
+    check_query_dim,
     order_records,
     point_ids,
     unit,
@@ -526,6 +527,7 @@ class EdgeStore:
         )
 
         c = self._collection(collection)
+        check_query_dim(collection, self.layouts()[collection].dim, vector)
         must = None if root is None else [FieldCondition(key=ROOT_FIELD, match=MatchValue(value=int(root)))]
         query = Query.Nearest(unit(vector))
 

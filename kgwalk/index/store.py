@@ -53,6 +53,15 @@ def unit(vector: np.ndarray) -> list[float]:
     return (v / max(float(np.linalg.norm(v)), 1e-300)).astype(np.float32).tolist()
 
 
+def check_query_dim(collection: str, dim: int, vector: np.ndarray) -> None:
+    """A query vector of another size than the collection's comes from another embedder than the
+    one that built the index: say so in one line rather than let Qdrant fail in its words."""
+    if len(vector) != dim:
+        raise KgwalkError(f"the index's {collection!r} vectors have {dim} dimensions, the question's {len(vector)}: "
+                          "query with the embed.model the KG was built with, or rebuild its vectors and index "
+                          "with this one (kgwalk embed, then kgwalk index)")
+
+
 def point_ids(ids: np.ndarray) -> list[int]:
     """Qdrant ids are unsigned: our signed int64 ids map to uint64 bit-for-bit."""
     return np.asarray(ids, np.int64).view(np.uint64).tolist()
@@ -145,6 +154,7 @@ class ServerStore:
         self.location, self.max_retries, self.retry_backoff_s = location, max_retries, retry_backoff_s
         self.vector_datatype = vector_datatype  # of walk collections this store creates
         self._datatypes: dict[str, str] = {}
+        self._dims: dict[str, int] = {}  # per physical collection: a new one after each rebuild
         self._building: dict[str, str] = {}
         self._in_place = False
 
@@ -276,8 +286,12 @@ class ServerStore:
     def search(self, collection: str, vector: np.ndarray, k: int, root: int | None = None) -> list[Hit]:
         from qdrant_client import models
 
-        if self._live(collection) is None:
+        live = self._live(collection)
+        if live is None:
             raise KgwalkError(f"no index collection {collection!r} on the Qdrant server (run `kgwalk index` first)")
+        if live not in self._dims:
+            self._dims[live] = self.client.get_collection(live).config.params.vectors.size
+        check_query_dim(collection, self._dims[live], vector)
         flt = None
         if root is not None:
             flt = models.Filter(must=[models.FieldCondition(key=ROOT_FIELD, match=models.MatchValue(value=int(root)))])
