@@ -166,6 +166,9 @@ class QueryConf:
     # same vectors within rounding) | torch: the embed stage's own code. A static embed.model is
     # its own question encoder (numpy, no torch), whatever this says.
     encoder: str = "onnx"
+    # a time expression in the question ("in 1994", "the 90s") restricts walks to those whose
+    # time-valued nodes fall in its range (kgwalk/query/temporal.py)
+    temporal: bool = False
 
 
 @dataclass

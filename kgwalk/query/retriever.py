@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -27,6 +27,9 @@ from kgwalk.errors import KgwalkError
 from kgwalk.index.records import WalkRecords
 from kgwalk.index.store import VectorStore, collection_names, open_store
 from kgwalk.walks.labels import signature, walk_triples
+
+if TYPE_CHECKING:
+    from kgwalk.query.temporal import TemporalIndex
 
 NODE_SEARCHES = ("dense", "hybrid")
 RERANKS = ("auto", "none", "paths")
@@ -119,6 +122,7 @@ class Retriever:
         self._embedder = embedder
         self._lexicon = None
         self._prior = None
+        self._temporal = None
         self.rerank = resolve_rerank(cfg)
         self.nodes_collection, self.walks_collection = collection_names(cfg)
         self.records = WalkRecords(cfg)  # what walk hits show: walk points carry ids only
@@ -160,6 +164,18 @@ class Retriever:
             self._prior = PathPrior.load(self.cfg)
         return self._prior
 
+    @property
+    def temporal(self) -> TemporalIndex:
+        """Which entities carry which years, rebuilt when a refresh moves the walk records on."""
+        if self._temporal is None or self._temporal[0] != self.records.versions:
+            from kgwalk.query.temporal import TemporalIndex
+            from kgwalk.storage import read_table
+
+            read = lambda t, cols: read_table(self.cfg.table(t), cols)
+            index = TemporalIndex(read("entities", ["id", "label"]), read("relations", ["id", "label"]), read("edges", ["src", "rel", "dst"]))
+            self._temporal = (self.records.versions, index)
+        return self._temporal[1]
+
     def warm_up(self) -> None:
         """Load the model, the label lexicon and the path prior now rather than on the first question."""
         self.retrieve("warm up")
@@ -188,12 +204,18 @@ class Retriever:
             timings[phase] = timings.get(phase, 0.0) + (now - clock) * 1000
             clock = now
 
-        mentions = self.lexicon.mentions(question) if q_conf.node_search == "hybrid" else []
-        texts = [question]
+        when = None
+        if q_conf.temporal:  # the time expression is a filter: node search and embedding see the rest
+            from kgwalk.query.temporal import constraint
+
+            when = constraint(question, self.lexicon.mentions if q_conf.node_search == "hybrid" else lambda _: [])
+        asked = when.question if when else question
+        mentions = self.lexicon.mentions(asked) if q_conf.node_search == "hybrid" else []
+        texts = [asked]
         if self.rerank == "paths":
             from kgwalk.query.paths import masked_question
 
-            texts.append(masked_question(question, mentions))
+            texts.append(masked_question(asked, mentions))
         lap("lexicon")
         vectors = self.embedder.encode(texts)
         q = vectors[0]
@@ -205,12 +227,14 @@ class Retriever:
         topics = ([n for n in nodes if n.matched] or nodes) if self.rerank == "paths" else []
         self.records.sync(self.store.reflects())  # the walk records of the index version searched
         for node in nodes:
-            fetch = max(q_conf.candidates, k_walks) if any(node is t for t in topics) else k_walks
+            fetch = max(q_conf.candidates, k_walks) if when or any(node is t for t in topics) else k_walks
             hits = self.store.search(self.walks_collection, q, fetch, root=node.id)
             node.walks = [_walk_hit(h.score, record) for h, record in zip(hits, self.records.lookup([h.id for h in hits]))]
         lap("walk_search")
         if topics:
             self.prior.rerank(vectors[1], [w for n in topics for w in n.walks], q_conf.rerank_weight)
+        if when:
+            self._restrict_in_time(nodes, when.first, when.last)
         for node in nodes:
             node.walks = sorted(node.walks, key=lambda w: -w.score)[:k_walks]
         if q_conf.walk_budget is not None:
@@ -219,6 +243,22 @@ class Retriever:
                 node.walks = [w for w in node.walks if id(w) in keep]
         lap("rerank")
         return Retrieval(question, nodes, {k: round(v, 3) for k, v in timings.items()})
+
+    def _restrict_in_time(self, nodes: list[NodeHit], first: int, last: int) -> None:
+        """Drop walks whose times all fall outside [first, last]; walks with no time rank after
+        those with one in range (kgwalk/query/temporal.py)."""
+        from kgwalk.query.temporal import UNKNOWN_PENALTY
+
+        index = self.temporal
+        for node in nodes:
+            kept = []
+            for walk in node.walks:
+                verdict = index.judge(walk.nodes, first, last)
+                if verdict == 0:
+                    walk.score -= UNKNOWN_PENALTY
+                if verdict >= 0:
+                    kept.append(walk)
+            node.walks = kept
 
     def _search_nodes(self, q: np.ndarray, named: list[int], k: int) -> list[NodeHit]:
         """The paper's top-k nodes by cosine; with entities named in the question, the two rankings
