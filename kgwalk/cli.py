@@ -10,6 +10,7 @@ import sys
 
 from kgwalk.config import Config, load_config
 from kgwalk.errors import BusyError, KgwalkError, PortInUse, QualityGateFailed
+from kgwalk.log import timed
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -192,7 +193,7 @@ def run(argv: list[str] | None = None) -> int:
 
         print(status_text(cfg))
         return 0
-    from kgwalk.refresh.state import writer_lock
+    from kgwalk.state import writer_lock
 
     if args.command == "refresh":
         from kgwalk.refresh.job import check_refresh_input, run_refresh
@@ -203,7 +204,7 @@ def run(argv: list[str] | None = None) -> int:
             from kgwalk.spark import get_spark
 
             spark = get_spark(cfg.spark)
-        report = stages.timed(
+        report = timed(
             "refresh",
             lambda: run_refresh(cfg, args.changes or args.snapshot, args.format or "auto", bool(args.snapshot), spark),
             lambda r: r.summary(),

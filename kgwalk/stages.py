@@ -5,15 +5,16 @@ Entry points (CLI, jobs/, pipelines/) call these; each prints one line of progre
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kgwalk.config import Config
 from kgwalk.errors import KgwalkError
+from kgwalk.log import log, timed
+from kgwalk.state import DERIVED_INPUTS, KG_TABLES, fingerprint, record, versions
 
 if TYPE_CHECKING:  # stage modules load lazily: `kgwalk query` should not import Spark or Ray
     from kgwalk.index.build import IndexResult
@@ -21,39 +22,31 @@ if TYPE_CHECKING:  # stage modules load lazily: `kgwalk query` should not import
     from kgwalk.walks.spark_job import WalksResult
 
 
-def log(message: str) -> None:
-    print(f"[kgwalk] {message}", file=sys.stderr, flush=True)
-
-
-def timed(stage: str, fn: Callable[[], Any], describe: Callable[[Any], str]) -> Any:
-    """Run one stage between a start line and a line saying what it did and how long it took."""
-    log(f"{stage}: started")
-    start = time.perf_counter()
-    result = fn()
-    log(f"{stage}: {describe(result)} in {time.perf_counter() - start:.1f} s")
-    return result
-
-
 def folder_bytes(path: Path) -> int:
     """Bytes on disk (allocated blocks: Qdrant preallocates sparse files)."""
     return sum(f.stat().st_blocks * 512 for f in path.rglob("*") if f.is_file()) if path.exists() else 0
 
 
-_PRODUCER = {"edges": "ingest", "entities": "ingest", "relations": "ingest", "walks": "walks", "texts": "verbalize", "vectors": "embed"}
+def settings_fingerprints(cfg: Config) -> dict[str, str]:
+    """Per derived table, a fingerprint of the settings that decide its content (not how fast it
+    is made): a refresh refuses a corpus built with other settings."""
+    from kgwalk.verbalize.llm import verbalizer_key
 
-
-def versions(cfg: Config, tables: tuple[str, ...]) -> dict[str, int]:
-    """Current versions of tables; a missing one fails with the command that makes it."""
-    from kgwalk.storage import table_version
-
-    return {t: table_version(cfg.table(t), what=_PRODUCER[t]) for t in tables}
+    walks = asdict(cfg.walks)
+    for key in ("engine", "max_graph_bytes", "roots_per_batch", "max_paths_per_batch"):  # how, not what
+        walks.pop(key)
+    # an LLM verbalizer's sentences follow its model, prompt and sampling (the template's: phrases)
+    llm = {} if cfg.verbalize.verbalizer == "template" else {"llm": verbalizer_key(cfg.verbalize)}
+    return {
+        "walks": fingerprint(walks),
+        "texts": fingerprint({"verbalizer": cfg.verbalize.verbalizer, "phrases": cfg.verbalize.phrases, **llm}),
+        "vectors": fingerprint({"model": cfg.embed.model, "precision": cfg.embed.precision}),
+    }
 
 
 def recorded(cfg: Config, table: str, inputs: tuple[str, ...], fn: Callable[[], Any]) -> Any:
     """Run a stage and record in the state table which input versions its output reflects
     (read before the stage reads its inputs); what incremental refresh starts from."""
-    from kgwalk.refresh.state import record, settings_fingerprints
-
     reflects: dict[str, Any] = versions(cfg, inputs) if inputs else {}
     result = fn()
     if table in ("walks", "texts", "vectors"):
@@ -67,39 +60,38 @@ def recorded(cfg: Config, table: str, inputs: tuple[str, ...], fn: Callable[[], 
     return result
 
 
-def check_kg_file(cfg: Config) -> None:
-    """The KG file ingest will read exists: the CLI checks it before taking the writer lock, so a
+def check_kg_file(cfg: Config) -> str:
+    """The KG file ingest will read (it exists): checked before the writer lock is taken, so a
     wrong --kg leaves no folder behind."""
     from kgwalk.kg.readers import input_file
 
     if not cfg.kg.path:
         raise KgwalkError("no KG file given: pass --kg FILE or set kg.path in conf")
     input_file(cfg.kg.path)
+    return cfg.kg.path
 
 
 def run_ingest(cfg: Config) -> IngestResult:
     from kgwalk.kg.ingest import ingest
-    from kgwalk.refresh.state import KG_TABLES, record
 
-    check_kg_file(cfg)
+    path = check_kg_file(cfg)
     check = None
     if cfg.quality.gates:
         from kgwalk.quality import gate_ingest
 
         check = lambda r: gate_ingest(cfg, r)  # noqa: E731
-    result = timed("ingest", lambda: ingest(cfg.kg.path, cfg.root, cfg.kg.format, cfg.ingest.max_label_length, check), lambda r: r.summary())
+    result = timed("ingest", lambda: ingest(path, cfg.root, cfg.kg.format, cfg.ingest.max_label_length, check), lambda r: r.summary())
     for table, version in versions(cfg, KG_TABLES).items():
-        record(cfg, table, version, {"source": str(cfg.kg.path)})
+        record(cfg, table, version, {"source": str(path)})
     return result
 
 
 def run_walks(cfg: Config, spark=None) -> WalksResult:
-    from kgwalk.refresh.state import KG_TABLES
     from kgwalk.walks.spark_job import build_walks
 
     return timed(
         "walks",
-        lambda: recorded(cfg, "walks", KG_TABLES, lambda: build_walks(cfg, spark)),
+        lambda: recorded(cfg, "walks", DERIVED_INPUTS["walks"], lambda: build_walks(cfg, spark)),
         lambda r: f"{r.walks:,} walks from {r.roots:,} roots ({r.engine} engine; {','.join(cfg.walks.kinds)}, direction {cfg.walks.direction}, depth {cfg.walks.depth})",
     )
 
@@ -109,7 +101,7 @@ def run_verbalize(cfg: Config) -> int:
 
     sink = timed(
         "verbalize",
-        lambda: recorded(cfg, "texts", ("walks", "entities", "relations"), lambda: verbalize_walks(cfg)),
+        lambda: recorded(cfg, "texts", DERIVED_INPUTS["texts"], lambda: verbalize_walks(cfg)),
         lambda s: f"{sum(s.sources.values()):,} sentences ({cfg.verbalize.verbalizer}: {s.summary()})",
     )
     return sum(sink.sources.values())
@@ -118,11 +110,11 @@ def run_verbalize(cfg: Config) -> int:
 def run_embed(cfg: Config) -> int:
     from kgwalk.embed.pipeline import embed_texts
 
-    return timed("embed", lambda: recorded(cfg, "vectors", ("texts",), lambda: embed_texts(cfg)), lambda n: f"{n:,} vectors ({cfg.embed.model})")
+    return timed("embed", lambda: recorded(cfg, "vectors", DERIVED_INPUTS["vectors"], lambda: embed_texts(cfg)), lambda n: f"{n:,} vectors ({cfg.embed.model})")
 
 
 def run_index(cfg: Config) -> IndexResult:
-    from kgwalk.index.build import INDEX_INPUTS, build_index
+    from kgwalk.index.build import build_index
 
     def describe(r) -> str:
         size = folder_bytes(cfg.root / "qdrant") if cfg.index.backend == "edge" else 0
@@ -131,7 +123,7 @@ def run_index(cfg: Config) -> IndexResult:
             text += f" ({r.entities_without_walks:,} entities have no walk and no node point)"
         return text + (f"; index {size / 2**20:,.1f} MiB" if size else "")
 
-    return timed("index", lambda: recorded(cfg, "index", INDEX_INPUTS, lambda: build_index(cfg)), describe)
+    return timed("index", lambda: recorded(cfg, "index", DERIVED_INPUTS["index"], lambda: build_index(cfg)), describe)
 
 
 @dataclass

@@ -16,7 +16,7 @@ from kgwalk.config import Config, load_config
 from kgwalk.embed.model import make_embedder
 from kgwalk.embed.pipeline import VECTORS_SCHEMA, embed_batch
 from kgwalk.index.store import collection_names, open_store
-from kgwalk.refresh.state import KG_TABLES
+from kgwalk.state import KG_TABLES
 from kgwalk.storage import read_table, write_table
 from kgwalk.verbalize.pipeline import CACHE_KEY, TEXTS_SCHEMA, WALK_COLUMNS, Verbalization, load_labels
 from kgwalk.walks import WalkSpec, all_walks

@@ -230,7 +230,7 @@ def test_refresh_change_set_with_too_many_bad_lines_changes_nothing(tmp_path):
     from corpus import build_in_process, config, corpus
 
     from kgwalk.refresh.job import run_refresh
-    from kgwalk.refresh.state import read_state
+    from kgwalk.state import read_state
 
     kg = tmp_path / "kg.txt"
     kg.write_text("".join(f"{h}|{r}|{t}\n" for h, r, t in TRIPLES))

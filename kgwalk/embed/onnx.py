@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kgwalk.embed.model import resolve_model
+from kgwalk.embed.common import resolve_model
 from kgwalk.errors import KgwalkError
 
 

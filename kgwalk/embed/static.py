@@ -34,7 +34,7 @@ from unittest import mock
 
 import numpy as np
 
-from kgwalk.embed.model import resolve_model, unit_rows
+from kgwalk.embed.common import resolve_model, unit_rows
 from kgwalk.errors import KgwalkError
 
 STATIC = "static"

@@ -1,5 +1,6 @@
 """Vector stores (Qdrant in-process or server) behind one small interface, and the index build."""
 
-from kgwalk.index.store import Hit, VectorStore, open_store
+from kgwalk.index.base import Hit, VectorStore
+from kgwalk.index.store import open_store
 
 __all__ = ["Hit", "VectorStore", "open_store"]

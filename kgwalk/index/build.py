@@ -19,13 +19,11 @@ from kgwalk.config import Config
 from kgwalk.embed.pipeline import arrow_to_vectors
 from kgwalk.errors import KgwalkError
 from kgwalk.index.store import collection_names, open_store
-from kgwalk.stages import versions
+from kgwalk.state import DERIVED_INPUTS, versions
 from kgwalk.storage import open_table, read_table
-from kgwalk.verbalize.pipeline import load_labels
-from kgwalk.walks.labels import LabelLookup
+from kgwalk.walks.labels import LabelLookup, load_labels
 
 PAYLOAD_COLUMNS = ["walk_id", "root"]
-INDEX_INPUTS = ("walks", "texts", "vectors", "entities", "relations")
 _FIXED_POINT = 2.0**40  # unit-vector components as int64 multiples of 2^-40: exact, order-free sums
 
 
@@ -119,7 +117,7 @@ def build_index(cfg: Config, progress: bool = True) -> IndexResult:
     meta_text_ids = meta.column("text_id").to_numpy()
     taken = np.zeros(len(meta_ids), bool)
 
-    reflects = versions(cfg, INDEX_INPUTS)
+    reflects = versions(cfg, DERIVED_INPUTS["index"])
     store = open_store(cfg)
     store.begin()
     nodes_c, walks_c = collection_names(cfg)

@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from kgwalk.errors import KgwalkError
-from kgwalk.index.store import (
+from kgwalk.index.base import (
     ROOT_FIELD,
     Hit,
     as_stored,
@@ -487,14 +487,14 @@ class EdgeStore:
                     used.add(v["base"])
                     if v.get("sums_base"):
                         used |= {f"{v['sums_base']}.sums.npy", f"{v['sums_base']}.sums.roots.npy"}
-        for gen in self.folder.glob("g*"):
-            if not gen.is_dir() or gen.name in keep:
+        for folder in self.folder.glob("g*"):
+            if not folder.is_dir() or folder.name in keep:
                 continue
-            for path in gen.iterdir():
-                if f"{gen.name}/{path.name}" not in used:
+            for path in folder.iterdir():
+                if f"{folder.name}/{path.name}" not in used:
                     shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
-            if not any(gen.iterdir()):
-                gen.rmdir()
+            if not any(folder.iterdir()):
+                folder.rmdir()
 
     # -- reading -------------------------------------------------------------------------
     def follow_live(self) -> None:

@@ -18,7 +18,7 @@ import pyarrow as pa
 from kgwalk.config import Config
 from kgwalk.errors import KgwalkError
 from kgwalk.index.build import with_texts
-from kgwalk.stages import versions
+from kgwalk.state import versions
 from kgwalk.storage import read_version
 from kgwalk.walks.labels import LabelLookup
 
@@ -45,7 +45,9 @@ class WalkRecords:
             self._load(wanted)
 
     def _load(self, wanted: dict[str, int]) -> None:
-        read = lambda t, cols: read_version(self.cfg.table(t), wanted[t], cols)
+        def read(table: str, columns: list[str]) -> pa.Table:
+            return read_version(self.cfg.table(table), wanted[table], columns)
+
         self._table = with_texts(read("walks", WALK_FIELDS), read("texts", ["walk_id", "text"]))
         self._ids = self._table.column("walk_id").to_numpy()
         self._labels = LabelLookup(read("entities", ["id", "label"]), read("relations", ["id", "label"]))

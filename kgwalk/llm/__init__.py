@@ -5,6 +5,7 @@ Three ways to reach a model, chosen by name: `vllm` (an in-process vLLM engine o
 `vllm serve`, a hosted API). The verbalizers use it; so can an answerer.
 """
 
-from kgwalk.llm.base import BACKENDS, ChatModel, Message, make_chat_model
+from kgwalk.llm.backends import make_chat_model
+from kgwalk.llm.base import BACKENDS, ChatModel, Message
 
 __all__ = ["BACKENDS", "ChatModel", "Message", "make_chat_model"]

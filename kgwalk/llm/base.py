@@ -1,4 +1,5 @@
-"""The chat-model interface and the factory that picks a backend."""
+"""The chat-model interface and the settings check every backend shares (the factory that picks
+a backend: kgwalk.llm.backends)."""
 
 from __future__ import annotations
 
@@ -32,18 +33,3 @@ def check_llm_conf(backend: str, conf: LLMConf, setting: str) -> None:
         raise KgwalkError(f"{setting}.base_url: the openai backend needs the endpoint, e.g. http://host:8000/v1")
     if conf.concurrency < 1 or conf.max_retries < 0:
         raise KgwalkError(f"{setting}: concurrency must be >= 1 and max_retries >= 0")
-
-
-def make_chat_model(backend: str, conf: LLMConf, setting: str) -> ChatModel:
-    check_llm_conf(backend, conf, setting)
-    if backend == "openai":
-        from kgwalk.llm.openai_api import OpenAIChat
-
-        return OpenAIChat(conf, setting)
-    if backend == "transformers":
-        from kgwalk.llm.transformers_lm import TransformersChat
-
-        return TransformersChat(conf, setting)
-    from kgwalk.llm.vllm_engine import VLLMChat
-
-    return VLLMChat(conf, setting)

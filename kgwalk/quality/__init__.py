@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from kgwalk.log import log
 from kgwalk.quality.checks import WALK_CHECKS_SCHEMA, WalkReference, ingest_checks, merge_summaries, summarize, text_checks, walk_checks
 from kgwalk.quality.gate import GateResult, QualityGateFailed, enforce, validate
 
@@ -33,8 +34,6 @@ _EMPTY_TEXTS = pa.table({"walk_id": pa.array([], pa.int64()), "text": pa.array([
 
 def _run(cfg: Config, gates: list[tuple[str, Any, Any, str | None, bool]]) -> list[GateResult]:
     """Validate (name, frame, suite, id column, frame is a summary) each, log, then raise once."""
-    from kgwalk.stages import log
-
     results = [validate(name, frame, suite, cfg.root / "_quality", id_column, summary) for name, frame, suite, id_column, summary in gates]
     for r in results:
         verdict = "passed" if r.success else "FAILED"

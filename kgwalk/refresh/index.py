@@ -21,14 +21,14 @@ import pyarrow.dataset as ds
 from kgwalk.config import Config
 from kgwalk.errors import KgwalkError
 from kgwalk.faults import crashpoint
-from kgwalk.index.build import INDEX_INPUTS, PAYLOAD_COLUMNS, NodeSums, matching_vectors, node_payloads, walk_meta, walk_payloads, with_texts
-from kgwalk.index.store import VectorStore, collection_names, index_version, open_store
+from kgwalk.index.base import VectorStore
+from kgwalk.index.build import PAYLOAD_COLUMNS, NodeSums, matching_vectors, node_payloads, walk_meta, walk_payloads, with_texts
+from kgwalk.index.store import collection_names, index_version, open_store
 from kgwalk.refresh.diff import isin, mentions, relabelled, text_pairs
-from kgwalk.refresh.job import RefreshReport
-from kgwalk.refresh.state import TableState, record
-from kgwalk.stages import versions
+from kgwalk.refresh.report import RefreshReport
+from kgwalk.state import DERIVED_INPUTS, TableState, record, versions
 from kgwalk.storage import open_table, read_table, read_version, table_files
-from kgwalk.verbalize.pipeline import load_labels
+from kgwalk.walks.labels import load_labels
 
 _RETRIEVE_BATCH = 1024
 
@@ -83,8 +83,9 @@ def _rows_of(cfg: Config, table: str, columns: list[str], ids: np.ndarray) -> pa
 
 def refresh_index(cfg: Config, state: dict[str, TableState], report: RefreshReport) -> None:
     done = state["index"].reflects
-    now = versions(cfg, INDEX_INPUTS)
-    if all(done.get(t) == now[t] for t in INDEX_INPUTS):
+    inputs = DERIVED_INPUTS["index"]
+    now = versions(cfg, inputs)
+    if all(done.get(t) == now[t] for t in inputs):
         report.skipped.append("index")
         return
     store = open_store(cfg)
@@ -155,13 +156,13 @@ def refresh_index(cfg: Config, state: dict[str, TableState], report: RefreshRepo
         sums.add(roots[node_rows], vector_of(node_rows))
     if (sums.walks < 0).any():
         raise KgwalkError("the index's node sums disagree with its walks (was it written by another tool?): run `kgwalk index`")
-    live = np.flatnonzero(sums.walks > 0)
-    live_roots, dead_roots = node_roots[live], node_roots[sums.walks == 0]
+    with_walks = np.flatnonzero(sums.walks > 0)
+    live_roots, dead_roots = node_roots[with_walks], node_roots[sums.walks == 0]
     crashpoint("index.prepared")
 
     step = cfg.index.upsert_batch
-    for start in range(0, len(live), step):
-        part = live[start : start + step]
+    for start in range(0, len(with_walks), step):
+        part = with_walks[start : start + step]
         store.upsert(nodes_c, node_roots[part], sums.node_vectors(part), node_payloads(node_roots[part], labels, sums.walks[part]))
     store.write_sums(nodes_c, node_roots, sums.sums, sums.walks)
     for start in range(0, len(upsert_rows), step):

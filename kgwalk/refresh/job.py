@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,52 +21,26 @@ import pyarrow as pa
 from kgwalk.config import Config
 from kgwalk.errors import KgwalkError
 from kgwalk.faults import crashpoint
-from kgwalk.refresh.affected import affected_roots
 from kgwalk.kg.readers import input_file, read_kg
+from kgwalk.log import log
+from kgwalk.refresh.affected import affected_roots
 from kgwalk.refresh.changes import KgTables, KgUpdate, apply_changes, snapshot_update
 from kgwalk.refresh.diff import isin, mentions, relabelled, text_pairs
-from kgwalk.refresh.state import KG_TABLES, TableState, read_state, record, settings_fingerprints, writer_lock
+from kgwalk.refresh.report import RefreshReport
+from kgwalk.stages import settings_fingerprints
+from kgwalk.state import DERIVED_INPUTS, KG_TABLES, TableState, read_state, record, versions, writer_lock
 from kgwalk.storage import commit_metadata, read_table, read_version, table_version, write_table
-from kgwalk.stages import log, versions
 from kgwalk.walks.spec import WalkSpec
 from kgwalk.walks.table import WALKS_SCHEMA
-
-_STEPS = ("walks", "texts", "vectors", "index")
-
-
-@dataclass
-class RefreshReport:
-    kg: KgUpdate | None = None
-    affected_roots: int = 0
-    walks_recomputed: int = 0
-    walks_added: int = 0
-    walks_removed: int = 0
-    walks_recounted: int = 0  # same walk, new multiplicity (random walks): payload only
-    verbalized: int = 0
-    embedded: int = 0
-    points_upserted: int = 0
-    points_deleted: int = 0
-    nodes_upserted: int = 0
-    nodes_deleted: int = 0
-    skipped: list[str] = field(default_factory=list)
-    seconds: dict[str, float] = field(default_factory=dict)
-
-    def summary(self) -> str:
-        return (
-            f"{self.affected_roots:,} affected roots, {self.walks_recomputed:,} walks recomputed "
-            f"(+{self.walks_added:,} -{self.walks_removed:,}, {self.walks_recounted:,} recounted); "
-            f"{self.verbalized:,} verbalized, {self.embedded:,} embedded; index +{self.points_upserted:,} "
-            f"-{self.points_deleted:,} walk points, {self.nodes_upserted:,} nodes updated, {self.nodes_deleted:,} removed"
-        )
-
 
 def _log(message: str) -> None:
     log(f"refresh: {message}")
 
 
-def _pending(cfg: Config, state: dict[str, TableState], table: str, inputs: tuple[str, ...], report: RefreshReport) -> dict[str, Any] | None:
+def _pending(cfg: Config, state: dict[str, TableState], table: str, report: RefreshReport) -> dict[str, Any] | None:
     """What the step's output will reflect, or None when there is nothing to do: its inputs did
     not change, or a crashed run already committed it (its commit metadata says so)."""
+    inputs = DERIVED_INPUTS[table]
     done = state[table].reflects
     now = versions(cfg, inputs)
     if all(done[t] == now[t] for t in inputs):
@@ -144,7 +117,7 @@ def refresh_walks(cfg: Config, state: dict[str, TableState], report: RefreshRepo
     """Step 2: recompute the walks of every root the edge changes can reach, keep the rest."""
     from kgwalk.walks.graph import Graph
 
-    reflects = _pending(cfg, state, "walks", KG_TABLES, report)
+    reflects = _pending(cfg, state, "walks", report)
     if reflects is None:
         return
     done, base = state["walks"].reflects, state["walks"].version
@@ -179,9 +152,10 @@ def refresh_walks(cfg: Config, state: dict[str, TableState], report: RefreshRepo
 
 def refresh_texts(cfg: Config, state: dict[str, TableState], report: RefreshReport) -> None:
     """Step 3: verbalize the walks that are new or mention a relabelled entity or relation."""
-    from kgwalk.verbalize.pipeline import TEXTS_SCHEMA, WALK_COLUMNS, Verbalization, load_labels, open_cache
+    from kgwalk.verbalize.pipeline import TEXTS_SCHEMA, WALK_COLUMNS, Verbalization, open_cache
+    from kgwalk.walks.labels import load_labels
 
-    reflects = _pending(cfg, state, "texts", ("walks", "entities", "relations"), report)
+    reflects = _pending(cfg, state, "texts", report)
     if reflects is None:
         return
     done, base = state["texts"].reflects, state["texts"].version
@@ -191,9 +165,11 @@ def refresh_texts(cfg: Config, state: dict[str, TableState], report: RefreshRepo
     redo |= mentions(walks, relabelled(cfg, "entities", done["entities"]), relabelled(cfg, "relations", done["relations"]))
     todo = walks.filter(pa.array(redo))
     cache, sink = open_cache(cfg)
-    verbalization = Verbalization(cfg.verbalize, load_labels(cfg), cache) if todo.num_rows else None
-    batch = cfg.verbalize.batch_size
-    parts = [sink(verbalization(todo.slice(i, batch))) for i in range(0, todo.num_rows, batch)]
+    parts: list[pa.Table] = []
+    if todo.num_rows:  # a verbalizer (an LLM's: a model) is built only when there is work
+        verbalization = Verbalization(cfg.verbalize, load_labels(cfg), cache)
+        batch = cfg.verbalize.batch_size
+        parts = [sink(verbalization(todo.slice(i, batch))) for i in range(0, todo.num_rows, batch)]
     sink.flush()
     old = read_version(cfg.table("texts"), base)
     keep = isin(old.column("walk_id"), walks.column("walk_id").to_numpy()) & ~isin(old.column("walk_id"), todo.column("walk_id").to_numpy())
@@ -214,7 +190,7 @@ def refresh_vectors(cfg: Config, state: dict[str, TableState], report: RefreshRe
     texts by walk_id and text_id, so they are never used)."""
     from kgwalk.embed.pipeline import VECTORS_SCHEMA, block_rows, embed_batch, embedder_from_conf
 
-    reflects = _pending(cfg, state, "vectors", ("texts",), report)
+    reflects = _pending(cfg, state, "vectors", report)
     if reflects is None:
         return
     done = state["vectors"].reflects
@@ -250,7 +226,7 @@ def run_refresh(cfg: Config, path: str, fmt: str = "auto", snapshot: bool = Fals
     report = RefreshReport()
     with writer_lock(cfg, "kgwalk refresh"):
         state = read_state(cfg)
-        missing = [s for s in _STEPS if s not in state]
+        missing = [s for s in DERIVED_INPUTS if s not in state]
         if missing:
             raise KgwalkError(f"nothing to refresh: no recorded {missing[0]} (run `kgwalk build` first)")
         settings = settings_fingerprints(cfg)

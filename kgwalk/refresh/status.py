@@ -6,11 +6,8 @@ from typing import Any
 
 from kgwalk.config import Config
 from kgwalk.index.store import index_version
-from kgwalk.refresh.state import KG_TABLES, read_state
+from kgwalk.state import DERIVED_INPUTS, KG_TABLES, lock_path, read_state
 from kgwalk.storage import commit_metadata, table_exists, table_version
-
-_DERIVED = {"walks": KG_TABLES, "texts": ("walks", "entities", "relations"), "vectors": ("texts",),
-            "index": ("walks", "texts", "vectors", "entities", "relations")}
 
 
 def status_data(cfg: Config) -> dict[str, Any]:
@@ -25,7 +22,7 @@ def status_data(cfg: Config) -> dict[str, Any]:
            "change": commit_metadata(cfg.table(table)).get("change", state[table].reflects.get("source", "?") if table in state else "?")}
           for table in KG_TABLES if table in now]
     derived: list[dict[str, Any]] = []
-    for table, inputs in _DERIVED.items():
+    for table, inputs in DERIVED_INPUTS.items():
         if table not in state:
             derived.append({"table": table, "built": False})
             continue
@@ -40,7 +37,7 @@ def status_data(cfg: Config) -> dict[str, Any]:
 
         layout = EdgeStore(cfg.root / "qdrant", cfg.index.compact_ratio).describe()
     edges = state.get("edges")
-    lock = cfg.root / "_writer.lock"
+    lock = lock_path(cfg)
     held = _held(lock)
     return {"name": cfg.name, "root": str(cfg.root), "kg": kg, "derived": derived, "index_layout": layout,
             # a refresh records its change id with the KG tables; a build records its source file

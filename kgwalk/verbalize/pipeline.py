@@ -18,11 +18,11 @@ from kgwalk.config import Config, VerbalizeConf
 from kgwalk.kg.ids import hash64
 from kgwalk.quality import gate_texts, summarize, text_checks
 from kgwalk.ray_runtime import init_ray, pool_size, read_delta, write_dataset
-from kgwalk.storage import open_table, read_table
+from kgwalk.storage import open_table
 from kgwalk.verbalize.base import check_verbalize_conf, make_verbalizer
 from kgwalk.verbalize.cache import SentenceCache, append_sentences, cache_path
 from kgwalk.verbalize.llm import LLMVerbalizer, verbalizer_key
-from kgwalk.walks.labels import LabelLookup
+from kgwalk.walks.labels import LabelLookup, load_labels
 
 # text_id: a content hash of the text, so vectors can be matched to the text they embed.
 # source: template | llm (the model's sentence) | cache (the model's, from an earlier run) | fallback
@@ -113,14 +113,6 @@ class SentenceSink:
         return ", ".join(f"{count:,} {source}" for source, count in sorted(self.sources.items()))
 
 
-def load_labels(cfg: Config) -> LabelLookup:
-    """Every entity and relation label (Ray ships it to each task once, via the object store)."""
-    return LabelLookup(
-        read_table(cfg.table("entities"), ["id", "label"], what="ingest"),
-        read_table(cfg.table("relations"), ["id", "label"], what="ingest"),
-    )
-
-
 def open_cache(cfg: Config) -> tuple[SentenceCache | None, SentenceSink]:
     """The cache view and the sink for a stage or a refresh with the configured verbalizer."""
     if cfg.verbalize.verbalizer == "template" or not cfg.verbalize.cache:
@@ -134,7 +126,7 @@ def verbalize_walks(cfg: Config) -> SentenceSink:
     conf = cfg.verbalize
     check_verbalize_conf(conf)  # fail fast on bad settings, without loading a model on the driver
     open_table(cfg.table("walks"), what="walks")  # and on a missing input, before Ray starts
-    labels = load_labels(cfg)
+    labels = load_labels(cfg)  # Ray ships it to each task once, via the object store
     cache, sink = open_cache(cfg)
     ray = init_ray(cfg.ray)
     ds = read_delta(cfg.table("walks"), WALK_COLUMNS, conf.batch_size, "walks")

@@ -9,7 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from kgwalk.config import Config
 from kgwalk.errors import KgwalkError
+from kgwalk.storage import read_table
 from kgwalk.walks.table import list_array
 
 
@@ -59,6 +61,14 @@ class LabelLookup:
 
     def entity_labels(self, ids: np.ndarray) -> pa.Array:
         return self._labels_of(np.asarray(ids, np.int64), self._entity_ids, self._entity_labels, "entity")
+
+
+def load_labels(cfg: Config) -> LabelLookup:
+    """Every entity and relation label of the KG's current tables."""
+    return LabelLookup(
+        read_table(cfg.table("entities"), ["id", "label"], what="ingest"),
+        read_table(cfg.table("relations"), ["id", "label"], what="ingest"),
+    )
 
 
 def signature(rel_labels: list[str], inverse: list[bool]) -> str:

@@ -1,9 +1,10 @@
-"""The state table (which input versions each output reflects) and the writer lock.
+"""What every writer shares: table names and their versions, the state record, the writer lock.
 
 Every derived table records, per row of the Delta table `state`, the version it is at and the
-versions of its inputs it was computed from: walks <- edges/entities/relations, texts <- walks
-(+ labels), vectors <- texts, index <- walks/texts/vectors. A refresh diffs each input between
-the recorded version and the current one, so any step can be re-run after a crash.
+versions of its inputs it was computed from (`DERIVED_INPUTS`: walks <- edges/entities/relations,
+texts <- walks (+ labels), vectors <- texts, index <- walks/texts/vectors (+ labels)). A refresh
+diffs each input between the recorded version and the current one, so any step can be re-run
+after a crash. Build and refresh take the same writer lock.
 """
 
 from __future__ import annotations
@@ -17,19 +18,33 @@ import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
 from kgwalk.config import Config
 from kgwalk.errors import BusyError, KgwalkError
-from kgwalk.storage import read_table, table_exists, write_table
-from kgwalk.verbalize.llm import verbalizer_key
+from kgwalk.storage import read_table, table_exists, table_version, write_table
+
+KG_TABLES = ("edges", "entities", "relations")
+DERIVED_INPUTS: dict[str, tuple[str, ...]] = {
+    "walks": KG_TABLES,
+    "texts": ("walks", "entities", "relations"),
+    "vectors": ("texts",),
+    "index": ("walks", "texts", "vectors", "entities", "relations"),
+}
+# the command that makes each table, for the error a missing one ends in
+_PRODUCER = {"edges": "ingest", "entities": "ingest", "relations": "ingest", "walks": "walks", "texts": "verbalize", "vectors": "embed"}
 
 STATE_SCHEMA = pa.schema(
     [("table", pa.string()), ("version", pa.int64()), ("reflects", pa.string()), ("updated", pa.string())]
 )
-KG_TABLES = ("edges", "entities", "relations")
+
+
+def versions(cfg: Config, tables: tuple[str, ...]) -> dict[str, int]:
+    """Current versions of tables; a missing one fails with the command that makes it."""
+    return {t: table_version(cfg.table(t), what=_PRODUCER[t]) for t in tables}
 
 
 @dataclass
@@ -50,7 +65,7 @@ def read_state(cfg: Config) -> dict[str, TableState]:
 def record(cfg: Config, table: str, version: int, reflects: dict[str, Any]) -> None:
     """Set one table's row (a new version of `state`; its history is the log of every change)."""
     state = read_state(cfg)
-    now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     state[table] = TableState(table, version, reflects, now)
     rows = [asdict(s) | {"reflects": json.dumps(s.reflects, sort_keys=True)} for s in state.values()]
     write_table(cfg.table("state"), pa.Table.from_pylist(rows, STATE_SCHEMA))
@@ -62,17 +77,8 @@ def fingerprint(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def settings_fingerprints(cfg: Config) -> dict[str, str]:
-    walks = asdict(cfg.walks)
-    for key in ("engine", "max_graph_bytes", "roots_per_batch", "max_paths_per_batch"):  # how, not what
-        walks.pop(key)
-    # an LLM verbalizer's sentences follow its model, prompt and sampling (the template's: phrases)
-    llm = {} if cfg.verbalize.verbalizer == "template" else {"llm": verbalizer_key(cfg.verbalize)}
-    return {
-        "walks": fingerprint(walks),
-        "texts": fingerprint({"verbalizer": cfg.verbalize.verbalizer, "phrases": cfg.verbalize.phrases, **llm}),
-        "vectors": fingerprint({"model": cfg.embed.model, "precision": cfg.embed.precision}),
-    }
+def lock_path(cfg: Config) -> Path:
+    return cfg.root / "_writer.lock"
 
 
 @contextmanager
@@ -80,7 +86,7 @@ def writer_lock(cfg: Config, what: str) -> Iterator[None]:
     """One writer (build or refresh) per KG at a time. An flock: the kernel releases it when its
     holder dies, even by SIGKILL, so a crashed run never blocks the next one. The file says who
     holds it, for the refusal message."""
-    path = cfg.root / "_writer.lock"
+    path = lock_path(cfg)
     created = not cfg.root.exists()
     try:  # also the check that the warehouse is writable, before any work starts
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -93,7 +99,7 @@ def writer_lock(cfg: Config, what: str) -> Iterator[None]:
         except BlockingIOError:
             holder = os.pread(fd, 4096, 0).decode(errors="replace").strip() or "unknown"
             raise BusyError(f"another kgwalk writer holds {path} ({holder}); try again when it has finished") from None
-        since = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+        since = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{what}, pid {os.getpid()} on {socket.gethostname()} since {since}\n".encode(), 0)
         yield

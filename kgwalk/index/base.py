@@ -1,0 +1,111 @@
+"""What both vector-store backends share: the `VectorStore` interface, its `Hit`, and how our
+signed int64 ids and float vectors map onto Qdrant points (kgwalk.index.store documents the
+backends)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from kgwalk.errors import KgwalkError
+
+ROOT_FIELD = "root"
+VECTOR_DATATYPES = ("float32", "float16")
+
+
+@dataclass
+class Hit:
+    id: int
+    score: float
+    payload: dict[str, Any]
+
+
+def as_stored(vectors: np.ndarray, datatype: str) -> np.ndarray:
+    """`vectors` (float32) as a collection of this datatype keeps them, bit for bit."""
+    vectors = np.asarray(vectors, np.float32)
+    return vectors.astype(np.float16).astype(np.float32) if datatype == "float16" else vectors
+
+
+def unit(vector: np.ndarray) -> list[float]:
+    """A query vector scaled to unit length: float16 collections score by dot product."""
+    v = np.asarray(vector, np.float64)
+    return (v / max(float(np.linalg.norm(v)), 1e-300)).astype(np.float32).tolist()
+
+
+def check_query_dim(collection: str, dim: int, vector: np.ndarray) -> None:
+    """A query vector of another size than the collection's comes from another embedder than the
+    one that built the index: say so in one line rather than let Qdrant fail in its words."""
+    if len(vector) != dim:
+        raise KgwalkError(f"the index's {collection!r} vectors have {dim} dimensions, the question's {len(vector)}: "
+                          "query with the embed.model the KG was built with, or rebuild its vectors and index "
+                          "with this one (kgwalk embed, then kgwalk index)")
+
+
+def point_ids(ids: np.ndarray) -> list[int]:
+    """Qdrant ids are unsigned: our signed int64 ids map to uint64 bit-for-bit."""
+    return np.asarray(ids, np.int64).view(np.uint64).tolist()
+
+
+class VectorStore(Protocol):
+    """Writers call `begin`, then create/upsert/delete/finish, then `commit`; readers just search."""
+
+    def begin(self, copy: bool = False) -> None:
+        """Start a new version of the index: empty (a build) or holding the live one's points
+        (a refresh). Readers keep seeing the live version until `commit`."""
+
+    def create(self, collection: str, dim: int, graph: bool, hnsw_m: int) -> None:
+        """An empty collection in the new version; `graph=False`: no HNSW, payload index on root."""
+
+    def upsert(self, collection: str, ids: np.ndarray, vectors: np.ndarray, payloads: list[dict[str, Any]]) -> None: ...
+
+    def stored(self, collection: str, vectors: np.ndarray) -> np.ndarray:
+        """`vectors` exactly as `collection` keeps them (and `retrieve` returns them)."""
+
+    def delete(self, collection: str, ids: np.ndarray) -> None: ...
+
+    def retrieve(self, collection: str, ids: np.ndarray, payloads: bool = True) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
+        """(ids found, their vectors, payloads), in the order of `ids`; missing ids are skipped.
+        `payloads=False` leaves them empty: reading them costs more than the vectors."""
+
+    def has_sums(self, collection: str) -> bool:
+        """Whether the store keeps the exact node sums (kgwalk.index.build.NodeSums) of the live
+        version of this node collection, so that a refresh can update node vectors from the
+        walks that changed alone."""
+
+    def read_sums(self, collection: str, roots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(fixed-point sums, walk counts) of these roots; zeros for roots without walks."""
+
+    def write_sums(self, collection: str, roots: np.ndarray, sums: np.ndarray, walks: np.ndarray) -> None:
+        """Keep these roots' node sums with the new version (a store that keeps none ignores them)."""
+
+    def finish(self, collection: str) -> None:
+        """Build indexes and make the collection durable."""
+
+    def commit(self, reflects: dict[str, Any] | None = None) -> None:
+        """Make the new version live for readers, every collection at once; `reflects` (the
+        input versions it was made from) is kept with it where the store keeps versions."""
+
+    def reflects(self) -> dict[str, Any] | None:
+        """What the live version was committed with, if the store keeps it."""
+
+    def search(self, collection: str, vector: np.ndarray, k: int, root: int | None = None) -> list[Hit]: ...
+
+    def follow_live(self) -> None:
+        """A reader moves to the live version if a newer one was committed since it opened. Call
+        it between queries, never within one, so that one query reads one version."""
+
+    def count(self, collection: str) -> int: ...
+
+    def close(self) -> None: ...
+
+
+def order_records(ids: np.ndarray, records: list[tuple[int, list[float], dict[str, Any]]]):
+    """Records (point id, vector, payload) back in the order of `ids` (signed), missing ones dropped."""
+    by_id = {int(np.array(r[0], np.uint64).view(np.int64)): r for r in records}
+    found = [int(i) for i in ids if int(i) in by_id]
+    if not found:  # e.g. a question names entities that have no node point (no walks)
+        return np.empty(0, np.int64), np.empty((0, 0), np.float32), []
+    vectors = np.array([by_id[i][1] for i in found], np.float32).reshape(len(found), -1)
+    return np.array(found, np.int64), vectors, [dict(by_id[i][2] or {}) for i in found]
