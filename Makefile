@@ -9,7 +9,7 @@ export RAY_AUTH_MODE := disabled
 # (plain PyPI would pull GBs of CUDA packages).
 TORCH_SOURCE := $(if $(wildcard /opt/wheels/torch-2.13.0*),,--extra-index-url https://download.pytorch.org/whl/cpu)
 
-.PHONY: demo test test-slow test-llm test-cluster dist prereqs clean
+.PHONY: demo test test-slow test-llm test-cluster lint dist prereqs clean
 
 prereqs:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' 2>/dev/null || { \
@@ -44,6 +44,13 @@ demo: $(STAMP)
 
 test: $(STAMP) $(CHROMIUM)
 	$(PY) -m pytest
+
+# Guard rails (configured in pyproject.toml): ruff, the import contracts (floors, no cycles; also
+# a test in `make test`) and mypy on kgwalk/. .ci/run runs it.
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
 
 test-slow: $(STAMP)
 	$(PY) -m pytest -m slow

@@ -132,7 +132,7 @@ def test_llm_verbalizer_with_smollm2(sample_corpus, smollm2, user_cache):
     template = TemplateVerbalizer(cfg.verbalize.phrases).sentences(walks).to_pylist()
     labels = walks.column("node_labels").to_pylist()
     assert set(source) <= {"llm", "fallback"}
-    for text, kind, fallback, names in zip(texts, source, template, labels):
+    for text, kind, fallback in zip(texts, source, template):
         if kind == "fallback":  # an unusable reply (empty, a decoding loop ...): the template's sentence
             assert text == fallback
         else:  # one sentence, cleaned

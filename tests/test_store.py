@@ -194,7 +194,7 @@ def test_node_sums_are_kept_exactly_across_refreshes_and_compactions(tmp_path):
     write(roots[:120])
     store.commit()
     bases = set()
-    for generation in range(8):
+    for _ in range(8):
         store.begin(copy=True)
         chosen = np.unique(rng.choice(roots, 15))
         write(chosen[:10])

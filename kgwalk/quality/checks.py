@@ -141,7 +141,7 @@ class WalkReference:
     relations: IdIndex
 
     @classmethod
-    def from_tables(cls, edges: pa.Table, entities: pa.Table, relations: pa.Table, direction: str, hub_degree: int | None) -> "WalkReference":
+    def from_tables(cls, edges: pa.Table, entities: pa.Table, relations: pa.Table, direction: str, hub_degree: int | None) -> WalkReference:
         """Degrees counted from `edges` as adjacency entries, the walkers' rule: out-edges, in-edges,
         or both (a self-loop once under `both`). Recounted here, not taken from the walk engine,
         so a fault in the engine's graph cannot hide from its own gate; only the edges walks

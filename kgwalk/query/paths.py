@@ -143,7 +143,7 @@ class PathPrior:
         self.vectors = np.ascontiguousarray(shapes / np.linalg.norm(shapes, axis=1, keepdims=True), np.float32)
 
     @classmethod
-    def load(cls, cfg: Config) -> "PathPrior":
+    def load(cls, cfg: Config) -> PathPrior:
         from kgwalk.storage import read_table, table_exists
 
         path = cfg.table(PRIOR_TABLE)

@@ -213,7 +213,7 @@ def _whole(value: Any) -> Any:
 
 def _query_model(cfg: Config) -> type[BaseModel]:
     max_k, q = cfg.serve.max_k, cfg.query
-    K = Annotated[int | None, BeforeValidator(_whole)]
+    K = Annotated[int | None, BeforeValidator(_whole)]  # noqa: N806 (a type)
 
     class Query(BaseModel):
         """A question, and optionally how many nodes and walks per node to retrieve."""
@@ -290,7 +290,7 @@ def create_app(cfg: Config, retriever: Retriever | None = None, answerer: Answer
         redoc_url=None,  # ReDoc would load from a CDN too; /docs covers it
     )
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    Query = _query_model(cfg)
+    Query = _query_model(cfg)  # noqa: N806 (a class)
     body_limit = max_body_bytes(cfg)
     errors: dict[int | str, dict[str, Any]] = {
         400: {"model": ErrorOut, "description": "the retrieval failed (the reason is in detail)"},

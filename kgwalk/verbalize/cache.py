@@ -34,7 +34,7 @@ class SentenceCache:
         self.texts = texts
 
     @classmethod
-    def load(cls, path: str, verbalizer_key: int) -> "SentenceCache":
+    def load(cls, path: str, verbalizer_key: int) -> SentenceCache:
         if not table_exists(path):
             return cls(np.empty(0, np.int64), pa.array([], pa.string()))
         from deltalake import DeltaTable

@@ -109,7 +109,7 @@ class Graph:
         return idx
 
     @classmethod
-    def from_arrow(cls, edges: pa.Table, entities: pa.Table, relations: pa.Table, direction: str) -> "Graph":
+    def from_arrow(cls, edges: pa.Table, entities: pa.Table, relations: pa.Table, direction: str) -> Graph:
         """Build from the canonical tables (edges(src, rel, dst), entities(id), relations(id) and,
         for recognising explicit inverse relations, label): the edges of `walk_edges`."""
         edges = walk_edges(edges, relations, direction)

@@ -30,7 +30,7 @@ class WalkBlock:
     def __len__(self) -> int:
         return len(self.steps)
 
-    def take(self, rows: np.ndarray) -> "WalkBlock":
+    def take(self, rows: np.ndarray) -> WalkBlock:
         return WalkBlock(self.kind, self.nodes[rows], self.rels[rows], self.inverse[rows], self.steps[rows], self.count[rows])
 
 
