@@ -33,6 +33,11 @@ class KgConf:
 @dataclass
 class IngestConf:
     max_label_length: int = 1000
+    # entity alignment (kgwalk/kg/align.py): link entities whose labels name the same thing and
+    # whose neighbours overlap at least align_threshold; align_overrides: a reviewed CSV of decisions
+    align: bool = False
+    align_threshold: float = 0.5
+    align_overrides: str | None = None
 
 
 @dataclass

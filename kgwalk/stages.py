@@ -80,9 +80,18 @@ def run_ingest(cfg: Config) -> IngestResult:
         from kgwalk.quality import gate_ingest
 
         check = lambda r: gate_ingest(cfg, r)  # noqa: E731
+    if cfg.ingest.align:
+        from kgwalk.kg.align import read_overrides
+
+        read_overrides(cfg.ingest.align_overrides)  # a bad decisions file fails before anything is written
     result = timed("ingest", lambda: ingest(path, cfg.root, cfg.kg.format, cfg.ingest.max_label_length, check), lambda r: r.summary())
     for table, version in versions(cfg, KG_TABLES).items():
         record(cfg, table, version, {"source": str(path)})
+    if cfg.ingest.align:  # the review table; queries recompute the links from the tables they read
+        from kgwalk.kg.align import write_alignment
+
+        i = cfg.ingest
+        timed("align", lambda: write_alignment(cfg.root, result.entities, result.edges, i.align_threshold, i.align_overrides), str)
     return result
 
 

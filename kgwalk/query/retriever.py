@@ -129,6 +129,7 @@ class Retriever:
 
     @property
     def embedder(self) -> Embedder:
+        self._aliases: tuple[dict[str, int] | None, dict[int, int], dict[int, list[int]]] | None = None
         """Loaded on first use, so bad input fails fast without loading a model."""
         if self._embedder is None:
             e = self.cfg.embed
@@ -183,6 +184,34 @@ class Retriever:
     @classmethod
     def from_config(cls, conf: str | None = None, overrides: list[str] | None = None, **values: Any) -> "Retriever":
         return cls(load_config(conf, overrides, **values))
+    @property
+    def aliases(self) -> dict[int, int]:
+        """alias -> canonical entity, where ingest.align links them (kgwalk/kg/align.py); empty otherwise."""
+        return self._alignment()[1]
+
+    def _alignment(self) -> tuple[dict[str, int] | None, dict[int, int], dict[int, list[int]]]:
+        """(the record versions it was computed at, alias -> canonical, canonical -> aliases),
+        recomputed from the KG tables when a refresh moves the walk records on."""
+        held = self._aliases
+        if held is not None and (held[0] == self.records.versions or held[0] is None):
+            if held[0] is None and self.records.versions is not None:  # computed before the first sync, from the same tables
+                self._aliases = held = (self.records.versions, held[1], held[2])
+            return held
+        links: dict[int, int] = {}
+        if self.cfg.ingest.align:
+            from kgwalk.kg.align import align, links as linked, read_overrides
+            from kgwalk.storage import read_table
+
+            i = self.cfg.ingest
+            alignment = align(read_table(self.cfg.table("entities"), ["id", "label"]), read_table(self.cfg.table("edges"), ["src", "dst"]),
+                              i.align_threshold, read_overrides(i.align_overrides))
+            links = linked(alignment)
+        members: dict[int, list[int]] = {}
+        for alias, canonical in links.items():
+            members.setdefault(canonical, []).append(alias)
+        self._aliases = (self.records.versions, links, members)
+        return self._aliases
+
 
     def retrieve(self, question: str, k_nodes: int | None = None, k_walks: int | None = None) -> Retrieval:
         q_conf = self.cfg.query
@@ -220,7 +249,7 @@ class Retriever:
         vectors = self.embedder.encode(texts)
         q = vectors[0]
         lap("embed")
-        nodes = self._search_nodes(q, [m.entity for m in mentions], k_nodes)
+        nodes = self._search_nodes(q, list(dict.fromkeys(self.aliases.get(m.entity, m.entity) for m in mentions)), k_nodes)
         lap("node_search")
         # The prior models paths from the entity the question is about: where the question names
         # entities, only their walks get it (and only they need candidates beyond k_walks).
@@ -228,7 +257,8 @@ class Retriever:
         self.records.sync(self.store.reflects())  # the walk records of the index version searched
         for node in nodes:
             fetch = max(q_conf.candidates, k_walks) if when or any(node is t for t in topics) else k_walks
-            hits = self.store.search(self.walks_collection, q, fetch, root=node.id)
+            roots = [node.id, *self._alignment()[2].get(node.id, [])]  # an aligned entity's walks are its aliases' too
+            hits = sorted((h for root in roots for h in self.store.search(self.walks_collection, q, fetch, root=root)), key=lambda h: -h.score)[:fetch]
             node.walks = [_walk_hit(h.score, record) for h, record in zip(hits, self.records.lookup([h.id for h in hits]))]
         lap("walk_search")
         if topics:
@@ -263,8 +293,10 @@ class Retriever:
     def _search_nodes(self, q: np.ndarray, named: list[int], k: int) -> list[NodeHit]:
         """The paper's top-k nodes by cosine; with entities named in the question, the two rankings
         fused by reciprocal rank (named entities ranked in the order the lexicon found them)."""
-        dense = self.store.search(self.nodes_collection, q, k if not named else max(k, 10))
-        hits = {int(h.payload["id"]): NodeHit(int(h.payload["id"]), h.payload["label"], h.score) for h in dense}
+        dense = [(int(h.payload["id"]), h.payload["label"], h.score) for h in self.store.search(self.nodes_collection, q, k if not named else max(k, 10))]
+        if self.aliases:
+            dense = self._canonical_hits(dense, q)
+        hits = {node: NodeHit(node, label, score) for node, label, score in dense}
         if not named:
             return list(hits.values())[:k]
         dense_rank = {node: rank for rank, node in enumerate(hits, 1)}
@@ -273,7 +305,7 @@ class Retriever:
         for rank, (node, vec, p) in enumerate(zip(ids, vecs, payloads), 1):
             node = int(node)
             if node not in hits:
-                hits[node] = NodeHit(node, p["label"], float(np.dot(vec, q) / (np.linalg.norm(vec) * np.linalg.norm(q) or 1.0)))
+                hits[node] = NodeHit(node, p["label"], _cosine(vec, q))
             hits[node].matched = True
             rrf[node] = 1.0 / (self.cfg.query.rrf_k + rank)
         for node, rank in dense_rank.items():
@@ -282,3 +314,21 @@ class Retriever:
 
     def close(self) -> None:
         self.store.close()
+    def _canonical_hits(self, dense: list[tuple[int, str, float]], q: np.ndarray) -> list[tuple[int, str, float]]:
+        """Dense hits with each aligned alias replaced by its canonical entity at the alias's rank
+        (once): an alias no longer takes a slot of the top k beside the entity it names."""
+        wanted = sorted({self.aliases[n] for n, _, _ in dense if n in self.aliases})
+        ids, vecs, payloads = self.store.retrieve(self.nodes_collection, np.array(wanted, np.int64))
+        canonical = {int(i): (p["label"], _cosine(v, q)) for i, v, p in zip(ids, vecs, payloads)}
+        out: dict[int, tuple[int, str, float]] = {}
+        for node, label, score in dense:
+            c = self.aliases.get(node, node)
+            if c != node and c in canonical:  # (a canonical without walks has no point: the alias stays)
+                node, (label, score) = c, canonical[c]
+            out.setdefault(node, (node, label, score))
+        return list(out.values())
+
+
+
+def _cosine(vec: np.ndarray, q: np.ndarray) -> float:
+    return float(np.dot(vec, q) / (np.linalg.norm(vec) * np.linalg.norm(q) or 1.0))
