@@ -32,21 +32,21 @@ ALIGNMENT_SCHEMA = pa.schema([("alias", pa.int64()), ("canonical", pa.int64()), 
                               ("canonical_label", pa.string()), ("score", pa.float64()), ("status", pa.string())])
 STATUSES = ("linked", "accepted", "candidate", "rejected")  # linked/accepted are the same_as links
 DECISIONS = ("accept", "reject")
-_WORD = re.compile(r"[^\s_]+")
-_EDGE_PUNCT = "?!.,;:\"'`()[]{}<>«»“”‘’¿¡"
-_QUALIFIER = re.compile(r"\s*\([^()]*\)\s*")
+WORD = re.compile(r"[^\s_]+")  # a word of a label or question: `_` reads as a space
+EDGE_PUNCT = "?!.,;:\"'`()[]{}<>«»“”‘’¿¡"  # dropped at the edges of words
+QUALIFIER = re.compile(r"\s*\([^()]*\)\s*")  # "Kismet (1944 film)"
 
 
 def label_words(text: str) -> list[str]:
     """The words a label is matched by: case-folded, `_` read as a space, punctuation at the edges
     of each word dropped (inner punctuation stays: "ocean's", "spider-man", "j.k")."""
-    words = (w.strip(_EDGE_PUNCT) for w in _WORD.findall(text.casefold()))
+    words = (w.strip(EDGE_PUNCT) for w in WORD.findall(text.casefold()))
     return [w for w in words if w]
 
 
 def alignment_key(label: str) -> str:
     """What two labels naming the same thing share: their words without a parenthesized qualifier."""
-    bare = label_words(_QUALIFIER.sub(" ", label))
+    bare = label_words(QUALIFIER.sub(" ", label))
     return " ".join(bare or label_words(label))
 
 
@@ -87,16 +87,15 @@ def align(entities: pa.Table, edges: pa.Table, threshold: float, overrides: dict
     src, dst = edges.column("src").to_numpy(), edges.column("dst").to_numpy()
     wanted = np.array(sorted({i for g in members for i in g} | {id_of.get(x, 0) for pair in overrides for x in pair}), np.int64)
     neighbours = _neighbours(src, dst, wanted)
-    pairs: dict[tuple[int, int], str] = {}
+    pairs: set[tuple[int, int]] = set()
     for group in members:
         canonical = min(group, key=lambda i: (label_of[i] == label_of[i].lower(), -len(neighbours.get(i, ())), i))
-        pairs.update({(i, canonical): "rule" for i in group if i != canonical})
-    for (alias, canonical), decision in overrides.items():
-        if alias not in id_of or canonical not in id_of:
-            continue  # an entity the KG no longer holds: nothing to decide
-        pairs[(id_of[alias], id_of[canonical])] = decision
+        pairs.update((i, canonical) for i in group if i != canonical)
+    for alias, canonical in overrides:
+        if alias in id_of and canonical in id_of:  # (an entity the KG no longer holds: nothing to decide)
+            pairs.add((id_of[alias], id_of[canonical]))
     rows = []
-    for (alias, canonical), origin in sorted(pairs.items()):
+    for alias, canonical in sorted(pairs):
         a, c = neighbours.get(alias, set()), neighbours.get(canonical, set())
         score = len(a & c) / max(min(len(a), len(c)), 1)
         decision = overrides.get((label_of[alias], label_of[canonical]))

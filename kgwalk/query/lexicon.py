@@ -20,15 +20,13 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from kgwalk.kg.align import EDGE_PUNCT, QUALIFIER, WORD, label_words
 from kgwalk.kg.ids import hash64
 from kgwalk.kg.relations import relation_words
 
 MAX_SPAN_WORDS = 12
-_WORD = re.compile(r"[^\s_]+")
 _BRACKETED = re.compile(r"\[([^\[\]]+)\]")
-_EDGE_PUNCT = "?!.,;:\"'`()[]{}<>«»“”‘’¿¡"
 _POSSESSIVE = ("'s", "’s")
-_QUALIFIER = re.compile(r"\s*\([^()]*\)\s*")
 _DIGIT = re.compile(r"\d")
 # Function words of questions: an entity with such a one-word name ("It", "Up", "The") is only
 # meant when nothing else is named.
@@ -51,29 +49,22 @@ class Mention:
     bracketed: bool
 
 
-def _key_words(text: str) -> list[str]:
-    """The words a label or span is matched by: case-folded, `_` read as a space, punctuation at
-    the edges of each word dropped (inner punctuation stays: "ocean's", "spider-man", "j.k")."""
-    words = (w.strip(_EDGE_PUNCT) for w in _WORD.findall(text.casefold()))
-    return [w for w in words if w]
-
-
 def _key(words: list[str]) -> int:
     return hash64(" ".join(words))
 
 
 def label_key(text: str) -> int:
-    return _key(_key_words(text))
+    return _key(label_words(text))
 
 
 def label_keys(label: str, words: list[str] | None = None) -> list[int]:
     """The keys a label (of these key words) is found by: its own, and without parenthesized
     qualifiers when that leaves a name ("Kismet (1944 film)" is also "Kismet"; "(24755) 1992 UQ6"
     also "1992 UQ6")."""
-    words = _key_words(label) if words is None else words
+    words = label_words(label) if words is None else words
     keys = [_key(words)] if words else []
     if "(" in label:
-        bare = _key_words(_QUALIFIER.sub(" ", label))
+        bare = label_words(QUALIFIER.sub(" ", label))
         if bare and bare != words:
             keys.append(_key(bare))
     return keys
@@ -90,9 +81,9 @@ class _Span:
 def _spans(question: str) -> tuple[list[str], list[_Span]]:
     """The question's key words and every span of up to MAX_SPAN_WORDS of them, longest first."""
     words, bounds = [], []
-    for m in _WORD.finditer(question):
+    for m in WORD.finditer(question):
         raw = m.group()
-        stripped = raw.strip(_EDGE_PUNCT)
+        stripped = raw.strip(EDGE_PUNCT)
         if not stripped:
             continue
         start = m.start() + raw.index(stripped)
@@ -113,7 +104,7 @@ class EntityLexicon:
     def __init__(self, entities: pa.Table, relations: pa.Table | None = None) -> None:
         ids = entities.column("id").to_numpy()
         labels = [label or "" for label in entities.column("label").to_pylist()]
-        words = [_key_words(label) for label in labels]
+        words = [label_words(label) for label in labels]
         capitalized = np.fromiter((t != t.lower() for t in labels), bool, len(labels))
         # one-word labels found only once their punctuation is dropped: "star" is not the film "Star!"
         punctuated = np.fromiter((len(w) == 1 and w[0] != t.strip().casefold() for t, w in zip(labels, words)), bool, len(labels))
