@@ -237,7 +237,7 @@ class Retriever:
         if q_conf.temporal:  # the time expression is a filter: node search and embedding see the rest
             from kgwalk.query.temporal import constraint
 
-            when = constraint(question, self.lexicon.mentions if q_conf.node_search == "hybrid" else lambda _: [])
+            when = constraint(question, self.lexicon.mentions)  # (dense search too: the lexicon tells names from times)
         asked = when.question if when else question
         mentions = self.lexicon.mentions(asked) if q_conf.node_search == "hybrid" else []
         texts = [asked]
