@@ -11,15 +11,18 @@ kgwalk's output hygiene; an unusable reply falls back to the template sentence, 
 Reported: the fallback rate; what the hygiene removed (text before the sentence: preamble, quotes,
 markup; text after it: more sentences, chatter); sentences per second on this machine; and retrieval
 quality of the sentences against the template's: for each dev-sample question whose topic's walks
-are in the sample, rank the topic's walks by cosine between the question and the sentence (the
-default embedder, all-MiniLM-L6-v2); Hits@1 = the best walk ends at a gold answer. Same questions,
-same walks: only the sentences differ. Writes bench/results/verbalize_llm.md.
+are in the sample, rank walks by cosine between the question and the sentence (the default embedder,
+all-MiniLM-L6-v2), (a) the topic's walks (as after a correct node search) and (b) all sampled walks
+(no node search: the sentence alone must carry the topic); Hits@1 = the best walk ends at a gold
+answer, context recall@3 = a gold answer is on one of the best 3. Same questions, same walks: only
+the sentences differ. Writes bench/results/verbalize_llm.md.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from pathlib import Path
 
@@ -55,11 +58,15 @@ def hygiene(reply: str, sentence: str | None) -> str:
             (False, True): "text after the sentence removed", (True, True): "text before and after removed"}[(head, tail)]
 
 
-def hits1(question_vectors: np.ndarray, questions: list, walk_rows: dict[int, np.ndarray], ends: np.ndarray,
-          sentence_vectors: np.ndarray) -> float:
-    hit = [ends[rows[np.argmax(sentence_vectors[rows] @ v)]] in q.answers
-           for q, v in zip(questions, question_vectors) for rows in [walk_rows[q.topic]]]
-    return float(np.mean(hit))
+def ranking(question_vectors: np.ndarray, questions: list, candidates: list[np.ndarray], nodes: list[list[int]],
+            sentence_vectors: np.ndarray, k: int = 3) -> tuple[float, float]:
+    """(Hits@1, context recall@k) of ranking each question's candidate walks (row numbers) by cosine."""
+    hits, recall = [], []
+    for q, v, rows in zip(questions, question_vectors, candidates):
+        best = rows[np.argsort(-(sentence_vectors[rows] @ v), kind="stable")[:k]]
+        hits.append(nodes[best[0]][-1] in q.answers)
+        recall.append(any(n in q.answers for r in best for n in nodes[r]))
+    return float(np.mean(hits)), float(np.mean(recall))
 
 
 def main() -> None:
@@ -69,6 +76,9 @@ def main() -> None:
     p.add_argument("--dev-limit", type=int, default=100, help="as given to bench/answer.py")
     p.add_argument("--model", default=smollm2_gguf())
     p.add_argument("--prompts", type=int, default=100, help="at most this many new prompts per run (saved; the next run goes on)")
+    p.add_argument("--retime", type=int, default=0,
+                   help="once all are answered, ask the first N prompts again in one timed run (a speed check apart from the "
+                        "resumed runs, and a check that greedy replies repeat)")
     args = p.parse_args()
     cfg = load_config(None, ["verbalize.verbalizer=transformers", f"verbalize.llm.model={args.model}"],
                       name=SUBCORPUS, warehouse=args.warehouse)
@@ -98,11 +108,21 @@ def main() -> None:
     if todo:
         start = time.perf_counter()
         state["replies"].update(zip(todo, chat.chat([verbalizer.conversation(t) for t in todo])))
-        state["seconds"] += time.perf_counter() - start
+        seconds = time.perf_counter() - start
+        state["seconds"] += seconds
+        # per run, with the load average: a run slowed by other work on the machine shows as such
+        state.setdefault("runs", []).append({"prompts": len(todo), "seconds": seconds, "load1": os.getloadavg()[0]})
         saved.write_text(json.dumps(state))
     if len(state["replies"]) < len(distinct):
         print(f"{len(state['replies'])} of {len(distinct)} prompts answered; run again for the rest")
         return
+    if args.retime:
+        again = distinct[: args.retime]
+        start = time.perf_counter()
+        replies = chat.chat([verbalizer.conversation(t) for t in again])
+        state.setdefault("retimes", []).append({"prompts": len(again), "seconds": time.perf_counter() - start, "load1": os.getloadavg()[0],
+                                                "same": sum(r == state["replies"][t] for t, r in zip(again, replies))})
+        saved.write_text(json.dumps(state))
     replies, seconds = state["replies"], state["seconds"]
     raw = [replies[t] for t in triples]
     cleaned = [clean_sentence(r) for r in raw]
@@ -116,16 +136,17 @@ def main() -> None:
     question_vectors = embedder.encode([q.text for q in questions])
     sample_roots = sample.column("root").to_numpy()
     walk_rows = {t: np.flatnonzero(sample_roots == t) for t in chosen}
-    ends = np.array([n[-1] for n in sample.column("nodes").to_pylist()], np.int64)
-    scores = {name: hits1(question_vectors, questions, walk_rows, ends, embedder.encode(texts))
-              for name, texts in (("template", template), ("SmolLM2 (fallbacks: template)", llm))}
+    nodes = sample.column("nodes").to_pylist()
+    scopes = {"topic's walks": [walk_rows[q.topic] for q in questions], "all sampled walks": [np.arange(len(nodes))] * len(questions)}
+    vectors = {name: embedder.encode(texts) for name, texts in (("template", template), ("SmolLM2 (fallbacks: template)", llm))}
+    scores = {(scope, name): ranking(question_vectors, questions, rows, nodes, v) for scope, rows in scopes.items() for name, v in vectors.items()}
 
     n = len(triples)
     body = ["| what the hygiene did | replies | share |", "|---|---:|---:|"]
     body += [f"| {k} | {len(v)} | {100 * len(v) / n:.1f}% |" for k, v in sorted(outcomes.items(), key=lambda kv: -len(kv[1]))]
-    body += ["", "| sentences | dev questions | walks ranked per question (mean) | Hits@1 of walk ranking by cosine |", "|---|---:|---:|---:|"]
-    mean_walks = float(np.mean([len(walk_rows[q.topic]) for q in questions]))
-    body += [f"| {name} | {len(questions)} | {mean_walks:.1f} | {100 * s:.1f} |" for name, s in scores.items()]
+    body += ["", "| walks ranked | sentences | dev questions | walks per question (mean) | Hits@1 | context recall@3 |", "|---|---|---:|---:|---:|---:|"]
+    body += [f"| {scope} | {name} | {len(questions)} | {np.mean([len(r) for r in scopes[scope]]):.1f} | {100 * h:.1f} | {100 * r:.1f} |"
+             for (scope, name), (h, r) in scores.items()]
     body += ["", "Examples (walk triples -> raw reply -> kept sentence):", ""]
     for kind, rows in sorted(outcomes.items()):
         for i in rows[:2]:
@@ -137,7 +158,12 @@ def main() -> None:
         f"from the sub-corpus of bench/answer.py; {len(questions)} dev questions have their topic there"),
         (f"- fallback rate: {100 * len(outcomes.get('unusable (template fallback)', [])) / n:.1f}%; "
         f"speed: {len(distinct) / seconds:.2f} sentences/s on 2 CPU cores ({seconds:.0f} s for {len(distinct)} prompts; "
-        f"model load {load_seconds:.1f} s from the cache; the prompts were asked over several runs of --prompts each)"),
+        f"model load {load_seconds:.1f} s from the cache; the prompts were asked over several runs of --prompts each"
+        + "".join(f"; a run of {r['prompts']}: {r['prompts'] / r['seconds']:.2f}/s at load average {r['load1']:.1f}" for r in state.get("runs", []))
+        + ")"),
+        *(f"- speed check: the first {r['prompts']} prompts asked again in one run: {r['prompts'] / r['seconds']:.2f} sentences/s "
+          f"({r['seconds']:.0f} s, load average {r['load1']:.1f}); {r['same']} of {r['prompts']} replies identical to the first asking"
+          for r in state.get("retimes", [])),
     ]
     save_report("verbalize_llm", "LLM verbalization with a real instruct model: SmolLM2-135M-Instruct on MetaQA walks", facts, body)
 
