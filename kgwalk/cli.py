@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import errno
-from dataclasses import asdict
 import json
 import sys
+from collections.abc import Callable
+from contextlib import closing
+from dataclasses import asdict
 
 from kgwalk.config import Config, load_config
 from kgwalk.errors import BusyError, KgwalkError, PortInUse, QualityGateFailed
@@ -114,51 +116,61 @@ def _print_scores(split: str, cfg: Config, rerank: str, scores) -> None:
                   f"  {s.latency_ms.get('llm', {}).get('p50', 0):>10.1f}")
 
 
-def run(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    if args.command == "synth":  # needs no config
-        from kgwalk.kg.synth import parse_size, write_synth
+def _synth(args: argparse.Namespace) -> int:
+    from kgwalk.kg.synth import parse_size, write_synth
 
-        stats = write_synth(args.out, parse_size(args.edges), args.seed)
-        print(f"{args.out}: {stats.summary()}")
-        return 0
+    stats = write_synth(args.out, parse_size(args.edges), args.seed)
+    print(f"{args.out}: {stats.summary()}")
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from kgwalk.serve import run_server
+
+    run_server(config_from_args(args), args.host, args.port)
+    return 0
+
+
+def _check_k(cfg: Config, args: argparse.Namespace) -> None:
+    for flag, k in (("--k-nodes", args.k_nodes), ("--k-walks", args.k_walks)):
+        if k is not None and not 1 <= k <= cfg.serve.max_k:  # the service's bound, so both answer alike
+            raise KgwalkError(f"{flag} must be 1..{cfg.serve.max_k} (serve.max_k), got {k}")
+
+
+def _query(args: argparse.Namespace) -> int:
+    from kgwalk.query import Retriever
+
     cfg = config_from_args(args)
-    from kgwalk import stages
-
-    if args.command == "serve":
-        from kgwalk.serve import run_server
-
-        run_server(cfg, args.host, args.port)
-        return 0
-    if args.command in ("query", "answer"):
-        from kgwalk.query import Answerer, Retriever
-
-        for flag, k in (("--k-nodes", args.k_nodes), ("--k-walks", args.k_walks)):
-            if k is not None and not 1 <= k <= cfg.serve.max_k:  # the service's bound, so both answer alike
-                raise KgwalkError(f"{flag} must be 1..{cfg.serve.max_k} (serve.max_k), got {k}")
-
-        if args.command == "answer":
-            answerer = Answerer(cfg)
-            result = answerer.answer(args.question, args.k_nodes, args.k_walks)
-            answerer.close()
-            print(json.dumps(result.to_json(), ensure_ascii=False) if args.json else result.answer)
-            if not args.json:
-                _print_retrieval(result.retrieval)
-            return 0
-        retriever = Retriever(cfg)
+    _check_k(cfg, args)
+    with closing(Retriever(cfg)) as retriever:
         retrieval = retriever.retrieve(args.question, args.k_nodes, args.k_walks)
-        retriever.close()
-        if args.json:
-            print(json.dumps(retrieval.to_json(), ensure_ascii=False))
-        else:
-            _print_retrieval(retrieval)
-        return 0
-    if args.command == "fit-paths":
-        from kgwalk.query.paths import PRIOR_TABLE, fit_path_prior, read_examples
-        from kgwalk.query.retriever import Retriever
-        from kgwalk.storage import write_table
+    if args.json:
+        print(json.dumps(retrieval.to_json(), ensure_ascii=False))
+    else:
+        _print_retrieval(retrieval)
+    return 0
 
-        retriever = Retriever(cfg)
+
+def _answer(args: argparse.Namespace) -> int:
+    from kgwalk.query import Answerer
+
+    cfg = config_from_args(args)
+    _check_k(cfg, args)
+    with closing(Answerer(cfg)) as answerer:
+        result = answerer.answer(args.question, args.k_nodes, args.k_walks)
+    print(json.dumps(result.to_json(), ensure_ascii=False) if args.json else result.answer)
+    if not args.json:
+        _print_retrieval(result.retrieval)
+    return 0
+
+
+def _fit_paths(args: argparse.Namespace) -> int:
+    from kgwalk.query.paths import PRIOR_TABLE, fit_path_prior, read_examples
+    from kgwalk.query.retriever import Retriever
+    from kgwalk.storage import write_table
+
+    cfg = config_from_args(args)
+    with closing(Retriever(cfg)) as retriever:
         examples, skipped = [], 0
         for path in args.questions:
             read, bad = read_examples(path, retriever.lexicon)
@@ -166,53 +178,61 @@ def run(argv: list[str] | None = None) -> int:
             skipped += bad
         table = fit_path_prior(cfg, examples, retriever.embedder, retriever.lexicon)
         write_table(cfg.table(PRIOR_TABLE), table)
-        retriever.close()
-        print(f"{cfg.table(PRIOR_TABLE)}: {table.num_rows:,} examples with a walk to an answer "
-              f"({len(examples) - table.num_rows:,} without; {skipped:,} lines without a known topic or answer)")
-        return 0
-    if args.command == "eval":
-        from kgwalk.eval.metaqa import METAQA_DIR, load_questions, question_file, sample, score_retrieval
-        from kgwalk.query import Answerer, Retriever
+    print(f"{cfg.table(PRIOR_TABLE)}: {table.num_rows:,} examples with a walk to an answer "
+          f"({len(examples) - table.num_rows:,} without; {skipped:,} lines without a known topic or answer)")
+    return 0
 
-        try:
-            hops = [int(h) for h in args.hops.split(",")]
-        except ValueError:
-            raise KgwalkError(f"eval: --hops takes comma-separated numbers, got {args.hops!r}") from None
-        files = {h: question_file(args.data or METAQA_DIR, h, args.split) for h in hops}
-        answerer = Answerer(cfg) if args.answer else None
-        retriever = answerer.retriever if answerer else Retriever(cfg)
+
+def _eval(args: argparse.Namespace) -> int:
+    from kgwalk.eval.metaqa import METAQA_DIR, load_questions, question_file, sample, score_retrieval
+    from kgwalk.query import Answerer, Retriever
+
+    cfg = config_from_args(args)
+    try:
+        hops = [int(h) for h in args.hops.split(",")]
+    except ValueError:
+        raise KgwalkError(f"eval: --hops takes comma-separated numbers, got {args.hops!r}") from None
+    files = {h: question_file(args.data or METAQA_DIR, h, args.split) for h in hops}
+    answerer = Answerer(cfg) if args.answer else None
+    retriever = answerer.retriever if answerer else Retriever(cfg)
+    with closing(retriever):  # all an Answerer holds open is its retriever
         scores = [score_retrieval(retriever, sample(load_questions(files[h]), args.limit), h, answerer=answerer, plain=args.plain) for h in hops]
-        retriever.close()
-        if args.json:
-            print(json.dumps([asdict(s) | {"rerank": retriever.rerank} for s in scores]))
-        else:
-            _print_scores(args.split, cfg, retriever.rerank, scores)
-        return 0
-    if args.command == "status":
-        from kgwalk.refresh.status import status_text
+    if args.json:
+        print(json.dumps([asdict(s) | {"rerank": retriever.rerank} for s in scores]))
+    else:
+        _print_scores(args.split, cfg, retriever.rerank, scores)
+    return 0
 
-        print(status_text(cfg))
-        return 0
-    from kgwalk.state import writer_lock
 
-    if args.command == "refresh":
-        from kgwalk.refresh.job import check_refresh_input, run_refresh
+def _status(args: argparse.Namespace) -> int:
+    from kgwalk.refresh.status import status_text
 
-        check_refresh_input(cfg, args.changes or args.snapshot, bool(args.snapshot))  # before "refresh: started"
-        spark = None
-        if args.spark:
-            from kgwalk.spark import get_spark
+    print(status_text(config_from_args(args)))
+    return 0
 
-            spark = get_spark(cfg.spark)
-        report = timed(
-            "refresh",
-            lambda: run_refresh(cfg, args.changes or args.snapshot, args.format or "auto", bool(args.snapshot), spark),
-            lambda r: r.summary(),
-        )
-        print(json.dumps({"refresh": report.summary(), "kg": report.kg.summary() if report.kg else "already applied",
-                          "seconds": {k: round(v, 2) for k, v in report.seconds.items()}}))
-        return 0
-    runner = {
+
+def _refresh(args: argparse.Namespace) -> int:
+    from kgwalk.refresh.job import check_refresh_input, run_refresh
+
+    cfg = config_from_args(args)
+    path, snapshot = args.changes or args.snapshot, bool(args.snapshot)
+    check_refresh_input(cfg, path, snapshot)  # before "refresh: started"
+    spark = None
+    if args.spark:
+        from kgwalk.spark import get_spark
+
+        spark = get_spark(cfg.spark)
+    report = timed("refresh", lambda: run_refresh(cfg, path, args.format or "auto", snapshot, spark), lambda r: r.summary())
+    print(json.dumps({"refresh": report.summary(), "kg": report.kg.summary() if report.kg else "already applied",
+                      "seconds": {k: round(v, 2) for k, v in report.seconds.items()}}))
+    return 0
+
+
+def _stage(args: argparse.Namespace) -> int:
+    """`build` or one stage; each takes the writer lock itself."""
+    from kgwalk import stages
+
+    run_stage: Callable[[Config], object] = {
         "build": stages.run_build,
         "ingest": stages.run_ingest,
         "walks": stages.run_walks,
@@ -220,11 +240,20 @@ def run(argv: list[str] | None = None) -> int:
         "embed": stages.run_embed,
         "index": stages.run_index,
     }[args.command]
-    if args.command in ("build", "ingest"):
-        stages.check_kg_file(cfg)  # before the lock: a wrong --kg costs no start-up
-    with writer_lock(cfg, f"kgwalk {args.command}"):
-        runner(cfg)
+    run_stage(config_from_args(args))
     return 0
+
+
+_HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "synth": _synth, "serve": _serve, "query": _query, "answer": _answer, "fit-paths": _fit_paths, "eval": _eval,
+    "status": _status, "refresh": _refresh,
+    **dict.fromkeys(("build", "ingest", "walks", "verbalize", "embed", "index"), _stage),
+}
+
+
+def run(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    return _HANDLERS[args.command](args)
 
 
 _DISK_ERRNOS = {errno.ENOSPC: "no space left on device", errno.EDQUOT: "disk quota exceeded", errno.EROFS: "read-only file system", errno.EACCES: "permission denied"}

@@ -1,6 +1,7 @@
 """The five stages, each a function of the config, and `build` running them in order.
 
-Entry points (CLI, jobs/, pipelines/) call these; each prints one line of progress per stage.
+Entry points (CLI, jobs/, pipelines/, Python callers) call these; each prints one line of progress
+per stage and takes the KG's writer lock (a build holds it across its stages).
 """
 
 from __future__ import annotations
@@ -9,17 +10,19 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kgwalk.config import Config
 from kgwalk.errors import KgwalkError
 from kgwalk.log import log, timed
-from kgwalk.state import DERIVED_INPUTS, KG_TABLES, fingerprint, record, versions
+from kgwalk.state import DERIVED_INPUTS, KG_TABLES, fingerprint, record, versions, writer_lock
 
 if TYPE_CHECKING:  # stage modules load lazily: `kgwalk query` should not import Spark or Ray
     from kgwalk.index.build import IndexResult
     from kgwalk.kg.ingest import IngestResult
     from kgwalk.walks.spark_job import WalksResult
+
+T = TypeVar("T")
 
 
 def folder_bytes(path: Path) -> int:
@@ -84,23 +87,29 @@ def run_ingest(cfg: Config) -> IngestResult:
         from kgwalk.kg.align import read_overrides
 
         read_overrides(cfg.ingest.align_overrides)  # a bad decisions file fails before anything is written
-    result = timed("ingest", lambda: ingest(path, cfg.root, cfg.kg.format, cfg.ingest.max_label_length, check), lambda r: r.summary())
-    for table, version in versions(cfg, KG_TABLES).items():
-        record(cfg, table, version, {"source": str(path)})
-    if cfg.ingest.align:  # the review table; queries recompute the links from the tables they read
-        from kgwalk.kg.align import write_alignment
+    with writer_lock(cfg, "kgwalk ingest"):
+        result = timed("ingest", lambda: ingest(path, cfg.root, cfg.kg.format, cfg.ingest.max_label_length, check), lambda r: r.summary())
+        for table, version in versions(cfg, KG_TABLES).items():
+            record(cfg, table, version, {"source": str(path)})
+        if cfg.ingest.align:  # the review table; queries recompute the links from the tables they read
+            from kgwalk.kg.align import write_alignment
 
-        i = cfg.ingest
-        timed("align", lambda: write_alignment(cfg.root, result.entities, result.edges, i.align_threshold, i.align_overrides), str)
+            i = cfg.ingest
+            timed("align", lambda: write_alignment(cfg.root, result.entities, result.edges, i.align_threshold, i.align_overrides), str)
     return result
+
+
+def _derive(cfg: Config, stage: str, table: str, compute: Callable[[], T], describe: Callable[[T], str]) -> T:
+    """One derived table's stage: under the writer lock, timed, its inputs recorded in the state table."""
+    with writer_lock(cfg, f"kgwalk {stage}"):
+        return timed(stage, lambda: recorded(cfg, table, DERIVED_INPUTS[table], compute), describe)
 
 
 def run_walks(cfg: Config, spark=None) -> WalksResult:
     from kgwalk.walks.spark_job import build_walks
 
-    return timed(
-        "walks",
-        lambda: recorded(cfg, "walks", DERIVED_INPUTS["walks"], lambda: build_walks(cfg, spark)),
+    return _derive(
+        cfg, "walks", "walks", lambda: build_walks(cfg, spark),
         lambda r: f"{r.walks:,} walks from {r.roots:,} roots ({r.engine} engine; {','.join(cfg.walks.kinds)}, direction {cfg.walks.direction}, depth {cfg.walks.depth})",
     )
 
@@ -108,9 +117,8 @@ def run_walks(cfg: Config, spark=None) -> WalksResult:
 def run_verbalize(cfg: Config) -> int:
     from kgwalk.verbalize.pipeline import verbalize_walks
 
-    sink = timed(
-        "verbalize",
-        lambda: recorded(cfg, "texts", DERIVED_INPUTS["texts"], lambda: verbalize_walks(cfg)),
+    sink = _derive(
+        cfg, "verbalize", "texts", lambda: verbalize_walks(cfg),
         lambda s: f"{sum(s.sources.values()):,} sentences ({cfg.verbalize.verbalizer}: {s.summary()})",
     )
     return sum(sink.sources.values())
@@ -119,20 +127,20 @@ def run_verbalize(cfg: Config) -> int:
 def run_embed(cfg: Config) -> int:
     from kgwalk.embed.pipeline import embed_texts
 
-    return timed("embed", lambda: recorded(cfg, "vectors", DERIVED_INPUTS["vectors"], lambda: embed_texts(cfg)), lambda n: f"{n:,} vectors ({cfg.embed.model})")
+    return _derive(cfg, "embed", "vectors", lambda: embed_texts(cfg), lambda n: f"{n:,} vectors ({cfg.embed.model})")
 
 
 def run_index(cfg: Config) -> IndexResult:
     from kgwalk.index.build import build_index
 
-    def describe(r) -> str:
+    def describe(r: IndexResult) -> str:
         size = folder_bytes(cfg.root / "qdrant") if cfg.index.backend == "edge" else 0
         text = f"{r.walks:,} walk points, {r.nodes:,} node points"
         if r.entities_without_walks:
             text += f" ({r.entities_without_walks:,} entities have no walk and no node point)"
         return text + (f"; index {size / 2**20:,.1f} MiB" if size else "")
 
-    return timed("index", lambda: recorded(cfg, "index", DERIVED_INPUTS["index"], lambda: build_index(cfg)), describe)
+    return _derive(cfg, "index", "index", lambda: build_index(cfg), describe)
 
 
 @dataclass
@@ -144,6 +152,14 @@ class BuildReport:
 
 
 def run_build(cfg: Config) -> BuildReport:
+    """Every stage in order, under one writer lock (taken after the KG file is found, so a wrong
+    path leaves nothing behind)."""
+    check_kg_file(cfg)
+    with writer_lock(cfg, "kgwalk build"):
+        return _build(cfg)
+
+
+def _build(cfg: Config) -> BuildReport:
     report = BuildReport()
     stages: list[tuple[str, Callable[[Config], Any]]] = [
         ("ingest", run_ingest),

@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import socket
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -81,11 +82,21 @@ def lock_path(cfg: Config) -> Path:
     return cfg.root / "_writer.lock"
 
 
+# KG folders whose writer lock this process holds, per thread: a stage run inside a build is
+# already under the build's lock.
+_held: set[tuple[Path, int]] = set()
+
+
 @contextmanager
 def writer_lock(cfg: Config, what: str) -> Iterator[None]:
-    """One writer (build or refresh) per KG at a time. An flock: the kernel releases it when its
-    holder dies, even by SIGKILL, so a crashed run never blocks the next one. The file says who
-    holds it, for the refusal message."""
+    """One writer (build, a stage, refresh) per KG at a time. An flock: the kernel releases it
+    when its holder dies, even by SIGKILL, so a crashed run never blocks the next one. The file
+    says who holds it, for the refusal message. Re-entrant within one thread (`run_build` holds it
+    while each `run_*` stage takes it again); any other holder is refused with BusyError."""
+    key = (cfg.root.absolute(), threading.get_ident())
+    if key in _held:
+        yield
+        return
     path = lock_path(cfg)
     created = not cfg.root.exists()
     try:  # also the check that the warehouse is writable, before any work starts
@@ -102,7 +113,11 @@ def writer_lock(cfg: Config, what: str) -> Iterator[None]:
         since = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{what}, pid {os.getpid()} on {socket.gethostname()} since {since}\n".encode(), 0)
-        yield
+        _held.add(key)
+        try:
+            yield
+        finally:
+            _held.discard(key)
     except BaseException:
         if created and [p.name for p in cfg.root.iterdir()] == [path.name]:
             path.unlink()  # a writer that failed before writing anything leaves no folder behind

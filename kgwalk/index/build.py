@@ -9,6 +9,7 @@ strings cost Qdrant more to take in than the vector, and doubled the index on di
 
 from __future__ import annotations
 
+from contextlib import closing
 from dataclasses import dataclass
 
 import numpy as np
@@ -118,37 +119,36 @@ def build_index(cfg: Config, progress: bool = True) -> IndexResult:
     taken = np.zeros(len(meta_ids), bool)
 
     reflects = versions(cfg, DERIVED_INPUTS["index"])
-    store = open_store(cfg)
-    store.begin()
-    nodes_c, walks_c = collection_names(cfg)
-    sums: NodeSums | None = None
-    bar = tqdm(total=meta.num_rows, desc="index walks", unit="walk", disable=not progress)
-    for batch in vectors.to_batches(batch_size=cfg.index.upsert_batch):
-        rows, vecs = matching_vectors(meta_ids, meta_text_ids, batch, taken)
-        if not len(rows):
-            continue
-        if sums is None:
-            sums = NodeSums(labels.entity_ids, vecs.shape[1])
-            store.create(walks_c, vecs.shape[1], graph=False, hnsw_m=cfg.index.hnsw_m)
-        vecs = store.stored(walks_c, vecs)  # node sums add what a refresh will read back
-        sums.add(meta_roots[rows], vecs)
-        store.upsert(walks_c, meta_ids[rows], vecs, walk_payloads(meta.take(pa.array(rows))))
-        bar.update(len(rows))
-    bar.close()
-    if sums is None or not taken.all():
-        raise KgwalkError(f"vectors cover {int(taken.sum()):,} of {len(taken):,} walks: rerun `kgwalk embed`")
-    store.finish(walks_c)
+    with closing(open_store(cfg)) as store:
+        store.begin()
+        nodes_c, walks_c = collection_names(cfg)
+        sums: NodeSums | None = None
+        bar = tqdm(total=meta.num_rows, desc="index walks", unit="walk", disable=not progress)
+        for batch in vectors.to_batches(batch_size=cfg.index.upsert_batch):
+            rows, vecs = matching_vectors(meta_ids, meta_text_ids, batch, taken)
+            if not len(rows):
+                continue
+            if sums is None:
+                sums = NodeSums(labels.entity_ids, vecs.shape[1])
+                store.create(walks_c, vecs.shape[1], graph=False, hnsw_m=cfg.index.hnsw_m)
+            vecs = store.stored(walks_c, vecs)  # node sums add what a refresh will read back
+            sums.add(meta_roots[rows], vecs)
+            store.upsert(walks_c, meta_ids[rows], vecs, walk_payloads(meta.take(pa.array(rows))))
+            bar.update(len(rows))
+        bar.close()
+        if sums is None or not taken.all():
+            raise KgwalkError(f"vectors cover {int(taken.sum()):,} of {len(taken):,} walks: rerun `kgwalk embed`")
+        store.finish(walks_c)
 
-    has_walks = np.flatnonzero(sums.walks)
-    store.create(nodes_c, sums.sums.shape[1], graph=True, hnsw_m=cfg.index.hnsw_m)
-    step = cfg.index.upsert_batch
-    for start in tqdm(range(0, len(has_walks), step), desc="index nodes", disable=not progress):
-        rows = has_walks[start : start + step]
-        ids = sums.root_ids[rows]
-        store.upsert(nodes_c, ids, sums.node_vectors(rows), node_payloads(ids, labels, sums.walks[rows]))
-    store.write_sums(nodes_c, sums.root_ids[has_walks], sums.sums[has_walks], sums.walks[has_walks])
-    store.finish(nodes_c)
-    store.commit(reflects)
-    store.close()
+        has_walks = np.flatnonzero(sums.walks)
+        store.create(nodes_c, sums.sums.shape[1], graph=True, hnsw_m=cfg.index.hnsw_m)
+        step = cfg.index.upsert_batch
+        for start in tqdm(range(0, len(has_walks), step), desc="index nodes", disable=not progress):
+            rows = has_walks[start : start + step]
+            ids = sums.root_ids[rows]
+            store.upsert(nodes_c, ids, sums.node_vectors(rows), node_payloads(ids, labels, sums.walks[rows]))
+        store.write_sums(nodes_c, sums.root_ids[has_walks], sums.sums[has_walks], sums.walks[has_walks])
+        store.finish(nodes_c)
+        store.commit(reflects)
     entities = len(labels.entity_ids)
     return IndexResult(walks=meta.num_rows, nodes=len(has_walks), entities_without_walks=entities - len(has_walks))

@@ -14,6 +14,9 @@ then walks, then deletions of walks, then deletions of nodes.
 
 from __future__ import annotations
 
+from contextlib import closing
+from typing import Any
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.dataset as ds
@@ -88,16 +91,21 @@ def refresh_index(cfg: Config, state: dict[str, TableState], report: RefreshRepo
     if all(done.get(t) == now[t] for t in inputs):
         report.skipped.append("index")
         return
-    store = open_store(cfg)
-    live = store.reflects()
+    with closing(open_store(cfg)) as store:
+        live = store.reflects()
+        if live is not None and live not in (now, done):  # node sums are updated by difference: only from `done`
+            raise KgwalkError(f"the live index reflects {live}, the state table says {done}: run `kgwalk index`")
+        if live != now:
+            _apply(cfg, store, done, now, report)
     if live == now:  # a refresh killed after the index commit, before recording it
-        store.close()
-        record(cfg, "index", index_version(cfg), now)
         report.skipped.append("index")
-        return
-    if live is not None and live != done:  # node sums are updated by difference: only from `done`
-        store.close()
-        raise KgwalkError(f"the live index reflects {live}, the state table says {done}: run `kgwalk index`")
+    else:
+        crashpoint("index.committed")
+    record(cfg, "index", index_version(cfg), now)
+
+
+def _apply(cfg: Config, store: VectorStore, done: dict[str, Any], now: dict[str, int], report: RefreshReport) -> None:
+    """Write the differences between the index at `done` and the tables at `now`, and commit."""
     labels = load_labels(cfg)
     # Every walk's keys, but payloads (labels, texts) only for the points written: at 5.9M walks
     # the whole table's payloads would cost more than the refresh's own work.
@@ -173,13 +181,10 @@ def refresh_index(cfg: Config, state: dict[str, TableState], report: RefreshRepo
     store.delete(nodes_c, dead_roots)
     store.finish(walks_c)
     store.finish(nodes_c)
-    crashpoint("index.before_commit")
-    store.commit(now)
-    store.close()
-    crashpoint("index.committed")
-    record(cfg, "index", index_version(cfg), now)
     report.walks_recounted = int(recount.sum())
     report.points_upserted = len(upsert_rows)
     report.points_deleted = len(gone)
     report.nodes_upserted = len(live_roots)
     report.nodes_deleted = len(dead_roots)
+    crashpoint("index.before_commit")
+    store.commit(now)
