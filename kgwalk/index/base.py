@@ -17,7 +17,7 @@ VECTOR_DATATYPES = ("float32", "float16")
 
 @dataclass
 class Hit:
-    id: int
+    id: int  # signed, as in our tables (kgwalk.kg.ids), from either backend
     score: float
     payload: dict[str, Any]
 
@@ -41,6 +41,11 @@ def check_query_dim(collection: str, dim: int, vector: np.ndarray) -> None:
         raise KgwalkError(f"the index's {collection!r} vectors have {dim} dimensions, the question's {len(vector)}: "
                           "query with the embed.model the KG was built with, or rebuild its vectors and index "
                           "with this one (kgwalk embed, then kgwalk index)")
+
+
+def signed_id(point_id: int) -> int:
+    """Our signed int64 id of a Qdrant point id (unsigned): every `Hit.id` is one."""
+    return int(np.array(point_id, np.uint64).view(np.int64))
 
 
 def point_ids(ids: np.ndarray) -> list[int]:
@@ -103,7 +108,7 @@ class VectorStore(Protocol):
 
 def order_records(ids: np.ndarray, records: list[tuple[int, list[float], dict[str, Any]]]):
     """Records (point id, vector, payload) back in the order of `ids` (signed), missing ones dropped."""
-    by_id = {int(np.array(r[0], np.uint64).view(np.int64)): r for r in records}
+    by_id = {signed_id(r[0]): r for r in records}
     found = [int(i) for i in ids if int(i) in by_id]
     if not found:  # e.g. a question names entities that have no node point (no walks)
         return np.empty(0, np.int64), np.empty((0, 0), np.float32), []

@@ -51,6 +51,7 @@ from kgwalk.index.base import (
     check_query_dim,
     order_records,
     point_ids,
+    signed_id,
     unit,
 )
 
@@ -533,7 +534,7 @@ class EdgeStore:
 
         def hits(shard: Any, must_not: list | None) -> list[Hit]:
             flt = Filter(must=must, must_not=must_not) if must or must_not else None
-            return [Hit(int(np.uint64(p.id).view(np.int64)), float(p.score), dict(p.payload or {}))
+            return [Hit(signed_id(p.id), float(p.score), dict(p.payload or {}))
                     for p in shard.query(QueryRequest(limit=k, query=query, filter=flt, with_payload=True))]
 
         if c.delta is None:

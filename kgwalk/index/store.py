@@ -29,7 +29,7 @@ import numpy as np
 
 from kgwalk.config import Config
 from kgwalk.errors import KgwalkError
-from kgwalk.index.base import ROOT_FIELD, VECTOR_DATATYPES, Hit, VectorStore, as_stored, check_query_dim, order_records, point_ids, unit
+from kgwalk.index.base import ROOT_FIELD, VECTOR_DATATYPES, Hit, VectorStore, as_stored, check_query_dim, order_records, point_ids, signed_id, unit
 
 
 class ServerStore:
@@ -192,18 +192,18 @@ class ServerStore:
         if live is None:
             raise KgwalkError(f"no index collection {collection!r} on the Qdrant server (run `kgwalk index` first)")
         if live not in self._dims:
-            self._dims[live] = self.client.get_collection(live).config.params.vectors.size
+            self._dims[live] = self._call("reading a collection", lambda: self.client.get_collection(live)).config.params.vectors.size
         check_query_dim(collection, self._dims[live], vector)
         flt = None
         if root is not None:
             flt = models.Filter(must=[models.FieldCondition(key=ROOT_FIELD, match=models.MatchValue(value=int(root)))])
-        result = self.client.query_points(
+        result = self._call("searching", lambda: self.client.query_points(
             collection, query=unit(vector), limit=k, query_filter=flt, with_payload=True
-        )
-        return [Hit(int(np.uint64(p.id).view(np.int64)), float(p.score), dict(p.payload or {})) for p in result.points]  # our signed ids
+        ))
+        return [Hit(signed_id(p.id), float(p.score), dict(p.payload or {})) for p in result.points]
 
     def count(self, collection: str) -> int:
-        return int(self.client.count(collection, exact=True).count)
+        return int(self._call("counting points", lambda: self.client.count(collection, exact=True)).count)
 
     def close(self) -> None:
         self.client.close()
