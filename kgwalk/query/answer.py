@@ -93,7 +93,7 @@ class Answerer:
         return self._model
 
     @classmethod
-    def from_config(cls, conf: str | None = None, overrides: list[str] | None = None, **values: Any) -> "Answerer":
+    def from_config(cls, conf: str | None = None, overrides: list[str] | None = None, **values: Any) -> Answerer:
         return cls(load_config(conf, overrides, **values))
 
     def answer(self, question: str, k_nodes: int | None = None, k_walks: int | None = None) -> Answer:
