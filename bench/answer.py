@@ -28,6 +28,7 @@ import argparse
 import importlib.util
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -57,8 +58,19 @@ def smollm2_gguf() -> str:
     return str(path) if path.is_file() else ""
 
 
-def kgwalk(*args: str) -> str:
-    return subprocess.run([KGWALK, *args], check=True, stdout=subprocess.PIPE, text=True).stdout
+def kgwalk(*args: str, env: dict[str, str] | None = None) -> str:
+    return subprocess.run([KGWALK, *args], check=True, stdout=subprocess.PIPE, text=True, env=env).stdout
+
+
+def busy_cpu_seconds() -> float:
+    """CPU seconds spent by all processes since boot (user, nice, system, irq, softirq)."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:8]]
+    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def sampled(split: str, limit: int) -> dict[int, list]:
@@ -106,24 +118,40 @@ def merged(saved: list[dict]) -> dict:
     """One hop count's scores from its pieces' saved evals: rates weighted by questions; seconds per
     answer = all generation time / all answers (within a piece every answer's llm time is the batch's
     time divided by its questions, so the piece's p50 is that mean); load: the highest 1-minute load
-    average seen around a piece (nan where not recorded)."""
+    average seen around a piece; other cores: the most CPU other processes used during a piece;
+    threads: torch's CPU threads (nan / 0 where not recorded)."""
     pieces = [e["scores"] for e in saved]
     load = max((x for e in saved for x in e.get("load1", [float("nan")])), default=float("nan"))
+    others = [e.get("other_cores") for e in saved]
+    other = max(others) if None not in others else float("nan")
+    threads = "/".join(sorted({str(e.get("threads", "?")) for e in saved}))
     answers = sum(s["answers"] for s in pieces)
     out = {m: sum(s[m] * s["answers"] for s in pieces) / answers for m in RATES}
     seconds = sum(s["latency_ms"]["llm"]["p50"] * s["answers"] for s in pieces) / answers / 1000
-    return {**out, "hops": pieces[0]["hops"], "answers": answers, "seconds": seconds, "pieces": len(pieces), "load": load}
+    return {**out, "hops": pieces[0]["hops"], "answers": answers, "seconds": seconds, "pieces": len(pieces), "load": load, "other": other,
+            "threads": threads}
 
 
-def evaluate(warehouse: Path, data: Path, model: str, hops: int, k_nodes: int, k_walks: int) -> dict:
-    """One `kgwalk eval --answer`; the 1-minute load average before and after is kept with it, so
-    that a timing taken while other work ran on the machine shows as such."""
-    load_before, start = os.getloadavg()[0], time.perf_counter()
+def evaluate(warehouse: Path, data: Path, model: str, hops: int, k_nodes: int, k_walks: int, threads: int) -> dict:
+    """One `kgwalk eval --answer` (`threads` > 0: torch's CPU threads, else its default). Kept with
+    it: the CPU that other processes used meanwhile (cores on average; the machine's busy time
+    less this eval's own), so that a timing taken while other work shared the CPUs shows as such."""
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads)} if threads else None
+    load_before, start, busy, own = os.getloadavg()[0], time.perf_counter(), busy_cpu_seconds(), children_cpu_seconds()
     out = kgwalk("eval", "metaqa", "--warehouse", str(warehouse), "--name", SUBCORPUS, "--split", "test", "--hops", str(hops),
                  "--data", str(data), "--answer", "--json",
                  "--set", "answer.backend=transformers", "--set", f"answer.llm.model={model}",
-                 "--set", f"query.k_nodes={k_nodes}", "--set", f"query.k_walks={k_walks}")
-    return {"scores": json.loads(out)[0], "seconds": time.perf_counter() - start, "load1": [load_before, os.getloadavg()[0]]}
+                 "--set", f"query.k_nodes={k_nodes}", "--set", f"query.k_walks={k_walks}", env=env)
+    seconds = time.perf_counter() - start
+    others = (busy_cpu_seconds() - busy - (children_cpu_seconds() - own)) / seconds
+    return {"scores": json.loads(out)[0], "seconds": seconds, "load1": [load_before, os.getloadavg()[0]],
+            "other_cores": round(max(others, 0.0), 2), "threads": threads or torch_threads()}
+
+
+def torch_threads() -> int:
+    """torch's default CPU threads here (what an eval without --threads used)."""
+    return int(subprocess.run([sys.executable, "-c", "import torch; print(torch.get_num_threads())"], check=True,
+                              stdout=subprocess.PIPE, text=True).stdout)
 
 
 def main() -> None:
@@ -138,6 +166,7 @@ def main() -> None:
     p.add_argument("--hops", default="1,2,3", help="hop counts to run now (each k, hop count and piece is one eval, saved on its own)")
     p.add_argument("--piece", type=int, default=10, help="questions per eval (one batch to the model)")
     p.add_argument("--max-evals", type=int, default=0, help="run at most this many missing evals, then stop (0: all)")
+    p.add_argument("--threads", type=int, default=0, help="torch CPU threads for new evals (0: torch's default)")
     p.add_argument("--tabulate", action="store_true", help="only write the report from the saved evals")
     args = p.parse_args()
     if not args.model:
@@ -157,13 +186,16 @@ def main() -> None:
                 saved = data / f"answer-{k}-{hops}hop.json"  # one eval per k, hop count and piece: short runs, resumable
                 if not saved.exists() and not args.tabulate and str(hops) in args.hops.split(",") and budget > 0:
                     nodes, walks = (int(x) for x in k.split("x"))
-                    saved.write_text(json.dumps(evaluate(warehouse, data, args.model, hops, nodes, walks)))
+                    saved.write_text(json.dumps(evaluate(warehouse, data, args.model, hops, nodes, walks, args.threads)))
                     budget -= 1
                     print(k, hops, data.name, saved.read_text()[:300], flush=True)
                 if saved.exists():
                     pieces.append(json.loads(saved.read_text()))
+            whole = folders[0].parent / f"answer-{k}-{hops}hop.json"  # an earlier eval of all the questions in one batch
             if len(pieces) == len(folders):  # a hop count counts once all its pieces are in
                 runs.setdefault(k, []).append(merged(pieces))
+            elif whole.exists():
+                runs.setdefault(k, []).append(merged([json.loads(whole.read_text())]))
     if not args.tabulate:
         return
 
@@ -171,17 +203,18 @@ def main() -> None:
         return f"{100 * x:.1f}"
 
     body = ["| k (nodes x walks) | hops | questions | context recall | extractive Hits@1 | LLM Hits@1 | accurate | hallucinated | missing "
-            "| s per answer | load avg (max) |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+            "| s per answer | batch | torch threads | other CPU use (cores) |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for k, scores in runs.items():
         for s in scores:
             body.append(f"| {k} | {s['hops']} | {s['answers']} | {pct(s['context_recall'])} | {pct(s['extractive_hits1'])} | {pct(s['hits1'])} "
-                        f"| {pct(s['accurate'])} | {pct(s['hallucinated'])} | {pct(s['missing'])} | {s['seconds']:.2f} | {s['load']:.1f} |")
+                        f"| {pct(s['accurate'])} | {pct(s['hallucinated'])} | {pct(s['missing'])} | {s['seconds']:.2f} | {s['answers'] // s['pieces']} "
+                        f"| {s['threads']} | {s['other']:.2f} |")
         if len(scores) < 3:
             continue  # a mean over some hop counts would not compare with the paper's
         mean = {m: float(np.mean([s[m] for s in scores])) for m in RATES}
         seconds = float(np.mean([s["seconds"] for s in scores]))
         body.append(f"| {k} | **mean** | {sum(s['answers'] for s in scores)} | {pct(mean['context_recall'])} | **{pct(mean['extractive_hits1'])}** "
-                    f"| **{pct(mean['hits1'])}** | **{pct(mean['accurate'])}** | **{pct(mean['hallucinated'])}** | **{pct(mean['missing'])}** | {seconds:.2f} | |")
+                    f"| **{pct(mean['hits1'])}** | **{pct(mean['accurate'])}** | **{pct(mean['hallucinated'])}** | **{pct(mean['missing'])}** | {seconds:.2f} | | | |")
     paper = PAPER_ROW
     body += ["", "| system | Hits@1 | accurate | hallucinated | missing | s per answer |", "|---|---:|---:|---:|---:|---:|",
              (f"| paper: Walk&Retrieve-BFS, Llama-3.1-70B-instruct (full MetaQA test) | {paper['hits1']} | {paper['accurate']} "
@@ -209,10 +242,14 @@ def main() -> None:
         "missing: the refusal sentence. The paper's accurate/hallucinated come from LLM judges, ours from string matching"),
         ("- context recall: a gold answer entity is on one of the k walks in the prompt (what the model could have read); "
         "extractive Hits@1 also depends on k (the best of the walks retrieved at that k)"),
-        (f"- s per answer: generation time per question (model load excluded): each eval sends its {args.piece} questions to "
-        "the model as one batch, time / questions; on 2 CPU cores; the paper's time is per query on two A6000 GPUs. "
-        "load avg: the highest 1-minute load average around the row's evals; above 2 (the cores) other work shared the "
-        "CPU and the time is inflated"),
+        (f"- s per answer: generation time per question (model load excluded): each eval sends its questions (batch: "
+        f"{args.piece} per eval; 20: earlier evals of all 20 in one batch, whose time includes loading the model, about "
+        "6 s per batch) to the model at once, time / questions; on 2 CPU cores; the paper's time is per query on two A6000 "
+        "GPUs. other CPU use: the most CPU that other processes used during one of the row's evals (the machine's busy "
+        "time less the eval's own, in cores; nan: not recorded). The machine is shared: with other work on the cores, "
+        "torch's two threads wait on each other and an eval slows down many times over, so a row with other CPU use "
+        "above about 0.2 cores has an inflated time (one thread was used then: it degrades less); the scores do not "
+        "depend on it (greedy decoding)"),
     ]
     save_report("answer", "Answers from a real instruct LLM: SmolLM2-135M-Instruct on MetaQA test", facts, body)
 
