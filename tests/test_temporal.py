@@ -16,7 +16,7 @@ KG = [*(("Ann Actor", "acted_in", film) for film in FILMS),
       *((film, "came_out", str(year)) for film, year in FILMS.items()),
       ("Ann Actor", "born_on", "12 May 1950"), ("Ann Actor", "has_tag", "comedian"),
       ("Blue Harbor", "has_tag", "1990s"), ("Long Night", "has_tag", "2003"), ("Short Day", "has_tag", "remake"),
-      ("Bob Other", "acted_in", "1984")]
+      ("Bob Other", "acted_in", "1984"), ("Stars", "came_out", "1977")]
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -74,12 +74,15 @@ def test_time_relations_are_learned_from_their_tails():
     assert index.judge([root, eid["Short Day"]], 1990, 1999) == -1
     assert index.judge([root, eid["comedian"]], 1990, 1999) == 0
     assert index.judge([root], 1950, 1950) == 0                    # the root's own times do not count
+    assert index.is_name(eid["1984"]) and index.is_name(eid["Ann Actor"])  # "1984" is a film too
+    assert not index.is_name(eid["1992"])                              # only a time value
 
 
 def test_a_year_that_names_the_topic_is_not_a_time():
-    entities, *_ = kg_tables(KG)
+    entities, relations, edges, _ = kg_tables(KG)
     lexicon = EntityLexicon(entities)
-    assert constraint("who stars in 1984", lexicon.mentions) is None             # the film, named alone
+    index = TemporalIndex(entities, relations, edges)
+    assert constraint("who acted in 1984", lexicon.mentions) is None             # the film, named alone
     assert constraint("who stars in [1984]", lexicon.mentions) is None
     when = constraint("what films did Ann Actor act in in the 90s?", lexicon.mentions)
     assert (when.first, when.last, when.question) == (1990, 1999, "what films did Ann Actor act in?")
@@ -87,6 +90,12 @@ def test_a_year_that_names_the_topic_is_not_a_time():
     assert (when.first, when.last, when.question) == (1991, 1999, "Ann Actor films and")
     when = constraint("which film did Ann Actor make in 1984", lexicon.mentions)  # another entity is named
     assert (when.first, when.last) == (1984, 1984)
+    # "stars" may be the film "Stars" in a lowercase question: a single word does not outweigh a
+    # year that is a film; a two-word name does
+    assert constraint("who stars in 1984", lexicon.mentions) is not None
+    assert constraint("who stars in 1984", lexicon.mentions, index.is_name) is None
+    assert constraint("what did ann actor make in 1984", lexicon.mentions, index.is_name).question == "what did ann actor make"
+    assert constraint("what did stars make in 1992", lexicon.mentions, index.is_name).question == "what did stars make"  # 1992: only a year
 
 
 @pytest.fixture(scope="module")

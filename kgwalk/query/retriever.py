@@ -168,7 +168,10 @@ class Retriever:
     @property
     def temporal(self) -> TemporalIndex:
         """Which entities carry which years, rebuilt when a refresh moves the walk records on."""
-        if self._temporal is None or self._temporal[0] != self.records.versions:
+        held = self._temporal
+        if held is not None and held[0] is None:  # built before the first sync, from the same tables
+            self._temporal = held = (self.records.versions, held[1])
+        if held is None or held[0] != self.records.versions:
             from kgwalk.query.temporal import TemporalIndex
             from kgwalk.storage import read_table
 
@@ -237,7 +240,7 @@ class Retriever:
         if q_conf.temporal:  # the time expression is a filter: node search and embedding see the rest
             from kgwalk.query.temporal import constraint
 
-            when = constraint(question, self.lexicon.mentions)  # (dense search too: the lexicon tells names from times)
+            when = constraint(question, self.lexicon.mentions, self.temporal.is_name)  # (dense search too: the lexicon tells names from times)
         asked = when.question if when else question
         mentions = self.lexicon.mentions(asked) if q_conf.node_search == "hybrid" else []
         texts = [asked]

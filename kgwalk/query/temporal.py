@@ -10,7 +10,10 @@ times all fall outside violates it (dropped), a walk with none ranks after those
 
 A year can also be a name (the film "1984", "Gold Diggers of 1935"): a year in [brackets], or
 inside a longer entity label found in the question, is never a time expression, and neither is an
-expression that holds every entity the question names ("who stars in 1984").
+expression that holds every entity the question names, or holds an entity that is more than a
+time value (the film "1984" has actors) while the rest of the question names only single words
+("who stars in 1984": "stars" may be the film "Stars"; "what did Tom Hanks star in in 1984" is a
+time).
 """
 
 from __future__ import annotations
@@ -145,19 +148,21 @@ class TimeConstraint:
     expressions: tuple[str, ...]
 
 
-def constraint(question: str, mentions_of: Callable[[str], Sequence]) -> TimeConstraint | None:
+def constraint(question: str, mentions_of: Callable[[str], Sequence], is_name: Callable[[int], bool] = lambda _: False) -> TimeConstraint | None:
     """The question's time constraint, or None. `mentions_of(text)` lists the entities a text names
-    (the lexicon's mentions, each with the question's `text` of its span); an expression that
-    overlaps a longer mention ("... in Gold Diggers of 1935") is part of a name, and expressions
-    that hold every mention ("who stars in 1984", the film) are the topic, not a time."""
+    (the lexicon's mentions, each with its `entity` and the question's `text` of its span);
+    `is_name(entity)`: the entity is more than a time value. An expression that overlaps a longer
+    mention ("... in Gold Diggers of 1935") is part of a name; expressions that hold every mention,
+    or a name while the other mentions are single words, are the topic (the module doc)."""
     expressions = time_expressions(question)
     if not expressions:
         return None
     mentions = [m for m in mentions_of(question) if not m.bracketed]
-    spans = [(s, s + len(m.text)) for m in mentions for s in _occurrences(question, m.text)]
-    expressions = [e for e in expressions if not any(a < e.end and e.start < b and not (e.start <= a and b <= e.end) for a, b in spans)]
-    inside = [(a, b) for a, b in spans if any(e.start <= a and b <= e.end for e in expressions)]
-    if spans and len(inside) == len(spans):
+    spans = [(s, s + len(m.text), m) for m in mentions for s in _occurrences(question, m.text)]
+    expressions = [e for e in expressions if not any(a < e.end and e.start < b and not (e.start <= a and b <= e.end) for a, b, _ in spans)]
+    inside = [m for a, b, m in spans if any(e.start <= a and b <= e.end for e in expressions)]
+    outside = [m for m in mentions if m not in inside]
+    if inside and (not outside or (any(is_name(m.entity) for m in inside) and all(" " not in m.text for m in outside))):
         return None
     if not expressions:
         return None
@@ -201,6 +206,13 @@ class TemporalIndex:
         node_years = np.concatenate([tail_year[use], tail_year[use]])
         pairs = np.unique(np.stack([nodes, node_years], axis=1), axis=0) if len(nodes) else np.zeros((0, 2), np.int64)
         self._nodes, self._years = pairs[:, 0].copy(), pairs[:, 1].copy()
+        other = np.concatenate([src, dst[~np.isin(rel, np.array(sorted(self.time_relations), np.int64))]])
+        self._time_only = frozenset(np.setdiff1d(dst[use], other).tolist())
+
+    def is_name(self, entity: int) -> bool:
+        """The entity is more than a time value: it heads an edge, or is the tail of a relation that
+        does not carry time (the film "1984" beside the year 1984)."""
+        return entity not in self._time_only
 
     def years(self, node: int) -> np.ndarray:
         return self._years[np.searchsorted(self._nodes, node, "left") : np.searchsorted(self._nodes, node, "right")]
