@@ -94,6 +94,7 @@ def test_a_year_that_names_the_topic_is_not_a_time():
     # year that is a film; a two-word name does
     assert constraint("who stars in 1984", lexicon.mentions) is not None
     assert constraint("who stars in 1984", lexicon.mentions, index.is_name) is None
+    assert constraint("who stars before 1984", lexicon.mentions, index.is_name).last == 1983  # no film is "before 1984"
     assert constraint("what did ann actor make in 1984", lexicon.mentions, index.is_name).question == "what did ann actor make"
     assert constraint("what did stars make in 1992", lexicon.mentions, index.is_name).question == "what did stars make"  # 1992: only a year
 

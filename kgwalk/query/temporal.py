@@ -63,6 +63,8 @@ _RANGE_HEAD = re.compile(r"(?<!\w)(between|from)\s+$", re.IGNORECASE)
 _RANGE_JOIN = {"between": re.compile(r"^\s+and\s+$", re.IGNORECASE),
                "from": re.compile(r"^\s*(?:to|until|till|through|-|–)\s*$", re.IGNORECASE)}
 _PARTS = {None: (0, 9), "early": (0, 3), "mid": (4, 6), "late": (7, 9)}
+_BARE_YEAR = re.compile(r"\d{4}")
+_PLACE_CUE = re.compile(r"(?:in|from|during|around)\s", re.IGNORECASE)  # cues that also precede names: "who stars in 1984"
 
 
 def label_year(label: str) -> int | None:
@@ -160,18 +162,20 @@ def constraint(question: str, mentions_of: Callable[[str], Sequence], is_name: C
     mentions = [m for m in mentions_of(question) if not m.bracketed]
     spans = [(s, s + len(m.text), m) for m in mentions for s in _occurrences(question, m.text)]
     expressions = [e for e in expressions if not any(a < e.end and e.start < b and not (e.start <= a and b <= e.end) for a, b, _ in spans)]
-    inside = [m for a, b, m in spans if any(e.start <= a and b <= e.end for e in expressions)]
-    outside = [m for m in mentions if m not in inside]
-    if inside and (not outside or (any(is_name(m.entity) for m in inside) and all(" " not in m.text for m in outside))):
-        return None
     if not expressions:
         return None
-    first, last = max(e.first for e in expressions), min(e.last for e in expressions)
     stripped = question
     for e in sorted(expressions, key=lambda e: -e.start):
         stripped = stripped[: e.start] + " " + stripped[e.end :]
-    stripped = re.sub(r"\s+", " ", stripped).strip()
-    stripped = re.sub(r"\s+([?.!,])", r"\1", stripped)
+    stripped = re.sub(r"\s+([?.!,])", r"\1", re.sub(r"\s+", " ", stripped).strip())
+    holders = [(m, e) for a, b, m in spans for e in expressions if e.start <= a and b <= e.end]
+    if holders:  # the expression holds an entity: a time only if the rest of the question names one
+        rest = [m for m in mentions_of(stripped) if not m.bracketed]  # weak mentions count here ("ww2")
+        # "in 1984" may name the film; "before 1984", "between 1980 and 1984" are times
+        year_names = any(_BARE_YEAR.fullmatch(m.text) and is_name(m.entity) and _PLACE_CUE.match(e.text(question)) for m, e in holders)
+        if not rest or (year_names and all(" " not in m.text for m in rest)):
+            return None
+    first, last = max(e.first for e in expressions), min(e.last for e in expressions)
     return TimeConstraint(first, last, stripped, tuple(e.text(question) for e in expressions))
 
 
