@@ -172,8 +172,8 @@ class QueryConf:
     # its own question encoder (numpy, no torch), whatever this says.
     encoder: str = "onnx"
     # a time expression in the question ("in 1994", "the 90s") restricts walks to those whose
-    # time-valued nodes fall in its range (kgwalk/query/temporal.py)
-    temporal: bool = False
+    # time-valued nodes fall in its range (kgwalk/query/temporal.py; bench/results/temporal.md)
+    temporal: bool = True
 
 
 @dataclass

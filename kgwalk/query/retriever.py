@@ -240,7 +240,8 @@ class Retriever:
         if q_conf.temporal:  # the time expression is a filter: node search and embedding see the rest
             from kgwalk.query.temporal import constraint
 
-            when = constraint(question, self.lexicon.mentions, self.temporal.is_name)  # (dense search too: the lexicon tells names from times)
+            # (dense search too: the lexicon tells names from times; the time index loads only for a question with a time)
+            when = constraint(question, self.lexicon.mentions, lambda entity: self.temporal.is_name(entity))
         asked = when.question if when else question
         mentions = self.lexicon.mentions(asked) if q_conf.node_search == "hybrid" else []
         texts = [asked]
