@@ -23,13 +23,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import time
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from answer import SUBCORPUS, sampled, smollm2_gguf
+from answer import SUBCORPUS, busy_cpu_seconds, sampled, smollm2_gguf
 from report import save_report
 
 from kgwalk.config import load_config
@@ -117,10 +118,16 @@ def main() -> None:
         print(f"{len(state['replies'])} of {len(distinct)} prompts answered; run again for the rest")
         return
     if args.retime:
+        import torch
+
         again = distinct[: args.retime]
-        start = time.perf_counter()
+        start, busy, own = time.perf_counter(), busy_cpu_seconds(), resource.getrusage(resource.RUSAGE_SELF)
         replies = chat.chat([verbalizer.conversation(t) for t in again])
-        state.setdefault("retimes", []).append({"prompts": len(again), "seconds": time.perf_counter() - start, "load1": os.getloadavg()[0],
+        seconds, mine = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF)
+        # CPU that other processes used meanwhile, in cores: a shared machine slows the run
+        others = (busy_cpu_seconds() - busy - (mine.ru_utime + mine.ru_stime - own.ru_utime - own.ru_stime)) / seconds
+        state.setdefault("retimes", []).append({"prompts": len(again), "seconds": seconds, "load1": os.getloadavg()[0],
+                                                "other_cores": round(max(others, 0.0), 2), "threads": torch.get_num_threads(),
                                                 "same": sum(r == state["replies"][t] for t, r in zip(again, replies))})
         saved.write_text(json.dumps(state))
     replies, seconds = state["replies"], state["seconds"]
@@ -162,7 +169,9 @@ def main() -> None:
         + "".join(f"; a run of {r['prompts']}: {r['prompts'] / r['seconds']:.2f}/s at load average {r['load1']:.1f}" for r in state.get("runs", []))
         + ")"),
         *(f"- speed check: the first {r['prompts']} prompts asked again in one run: {r['prompts'] / r['seconds']:.2f} sentences/s "
-          f"({r['seconds']:.0f} s, load average {r['load1']:.1f}); {r['same']} of {r['prompts']} replies identical to the first asking"
+          f"({r['seconds']:.0f} s, torch threads {r.get('threads', '?')}, other processes' CPU use meanwhile "
+          f"{r.get('other_cores', float('nan')):.2f} cores, load average {r['load1']:.1f}); {r['same']} of {r['prompts']} "
+          "replies identical to the first asking"
           for r in state.get("retimes", [])),
     ]
     save_report("verbalize_llm", "LLM verbalization with a real instruct model: SmolLM2-135M-Instruct on MetaQA walks", facts, body)
