@@ -161,9 +161,14 @@ class QueryConf:
     node_search: str = "hybrid"
     rrf_k: int = 60
     # none: the paper's walk order | paths: a relation-path prior fitted from example questions
-    # (`kgwalk fit-paths`), added to each candidate walk's cosine
+    # (`kgwalk fit-paths`), added to each candidate walk's cosine | synthetic: a prior without
+    # labels, the corpus's relation paths read as questions (kgwalk/query/synthetic.py) | auto:
+    # paths where fitted, else synthetic (none with a hashing-* test embedder, which has no meaning)
     rerank: str = "auto"
     rerank_weight: float = 0.5
+    # synthetic (the label-free prior): softmax temperature over the cosines of the question to
+    # the topic's relation paths read as questions; lower gives the best path more of the share
+    synthetic_temperature: float = 0.02
     candidates: int = 50  # walks fetched per node before reranking
     walk_budget: int | None = None  # at most this many walks over all nodes, best first; None = k_nodes x k_walks
     max_question_chars: int = 2000

@@ -8,8 +8,10 @@
     print(result.timings_ms)   # embed, node_search, walk_search, rerank
 
 Beyond the paper, each off by a setting and measured in bench/results/query_ablations.md:
-hybrid node search (query.node_search), a relation-path prior over candidate walks
-(query.rerank=paths) and a budget of walks over all nodes (query.walk_budget).
+hybrid node search (query.node_search), a relation-path prior over candidate walks, fitted on
+example questions (query.rerank=paths) or label-free from the corpus's own relation paths
+(query.rerank=synthetic, the default without a fitted one; bench/results/zero_shot_ranking.md),
+and a budget of walks over all nodes (query.walk_budget).
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ if TYPE_CHECKING:
     from kgwalk.query.temporal import TemporalIndex
 
 NODE_SEARCHES = ("dense", "hybrid")
-RERANKS = ("auto", "none", "paths")
+RERANKS = ("auto", "none", "paths", "synthetic")
+PRIORS = ("paths", "synthetic")  # the reranks that score the masked question against relation paths
 ENCODERS = ("onnx", "torch")
 
 
@@ -105,13 +108,16 @@ def check_query_conf(cfg: Config) -> None:
 
 def resolve_rerank(cfg: Config) -> str:
     """query.rerank as it applies: `auto` is the path prior where `kgwalk fit-paths` has fitted
-    one for this KG, else none (the paper's cosine order)."""
+    one for this KG, else the label-free synthetic prior; a hashing-* embedder (tests) has no
+    meaning to compare paths with, so it keeps the paper's cosine order."""
     if cfg.query.rerank != "auto":
         return cfg.query.rerank
     from kgwalk.query.paths import PRIOR_TABLE
     from kgwalk.storage import table_exists
 
-    return "paths" if table_exists(cfg.table(PRIOR_TABLE)) else "none"
+    if table_exists(cfg.table(PRIOR_TABLE)):
+        return "paths"
+    return "none" if cfg.embed.model.startswith("hashing-") else "synthetic"
 
 
 class Retriever:
@@ -161,8 +167,9 @@ class Retriever:
     def prior(self):
         if self._prior is None:
             from kgwalk.query.paths import PathPrior
+            from kgwalk.query.synthetic import SyntheticPrior
 
-            self._prior = PathPrior.load(self.cfg)
+            self._prior = SyntheticPrior.load(self.cfg, self.embedder) if self.rerank == "synthetic" else PathPrior.load(self.cfg)
         return self._prior
 
     @property
@@ -245,7 +252,7 @@ class Retriever:
         asked = when.question if when else question
         mentions = self.lexicon.mentions(asked) if q_conf.node_search == "hybrid" else []
         texts = [asked]
-        if self.rerank == "paths":
+        if self.rerank in PRIORS:
             from kgwalk.query.paths import masked_question
 
             texts.append(masked_question(asked, mentions))
@@ -257,7 +264,7 @@ class Retriever:
         lap("node_search")
         # The prior models paths from the entity the question is about: where the question names
         # entities, only their walks get it (and only they need candidates beyond k_walks).
-        topics = ([n for n in nodes if n.matched] or nodes) if self.rerank == "paths" else []
+        topics = ([n for n in nodes if n.matched] or nodes) if self.rerank in PRIORS else []
         self.records.sync(self.store.reflects())  # the walk records of the index version searched
         for node in nodes:
             fetch = max(q_conf.candidates, k_walks) if when or any(node is t for t in topics) else k_walks

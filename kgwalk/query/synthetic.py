@@ -1,0 +1,155 @@
+"""A label-free relation-path prior: every relation path of the corpus read as a question.
+
+The labelled prior (kgwalk.query.paths) learns from example questions which relation path a
+question shape asks for; a new KG has no examples. Its walks' relation paths and the
+verbalizer's phrases are enough to write questions per path, two readings of it: from the
+answer back to the topic, as users often ask ("what directed something, which was written by
+E?" for written_by walked backwards, then directed_by), and from the topic to the answer ("E
+wrote something, which was directed by what?"). At query time the question with its topic
+masked is compared with both readings of each path among the topic's candidate walks (the
+better cosine counts), a softmax over those paths (query.synthetic_temperature) turns the
+cosines into shares, and each walk scores cosine + query.rerank_weight x its path's share, as
+with the labelled prior.
+
+Measured on MetaQA dev (bench/results/zero_shot_ranking.md): either reading alone ranks the
+answer path first less often than the better of the two (the end-first one misses "what year
+was E released", the topic-first one "who directed the films written by E"), and the walk's own
+masked sentence ("E wrote something, which was directed by something.") less often still. The
+path vectors are embedded once per corpus and model and cached in
+`$XDG_CACHE_HOME/kgwalk/synthetic` (else `~/.cache/kgwalk/synthetic`), keyed by the model and
+the questions; a path a refresh adds is embedded when a query first meets it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from kgwalk.config import Config
+from kgwalk.embed.model import Embedder
+from kgwalk.errors import KgwalkError
+from kgwalk.verbalize.template import TemplateVerbalizer
+from kgwalk.walks.graph import fold64
+from kgwalk.walks.labels import signature
+
+CACHE = "synthetic"
+
+
+READINGS = 2  # questions per path: from its end, from the topic
+
+
+def path_questions(rel_labels: list[str], inverse: list[bool], verbalizer: TemplateVerbalizer) -> tuple[str, str]:
+    """The relation path as two questions about its end, the topic masked as 'E': the walk
+    reversed (each step's phrase inverted) and verbalized from 'what', and the walk as it is
+    with 'what' at its end."""
+    middle = ["something"] * (len(rel_labels) - 1)
+    from_end = verbalizer.sentence(["what", *middle, "E"], rel_labels[::-1], [not i for i in inverse[::-1]])
+    from_topic = verbalizer.sentence(["E", *middle, "what"], rel_labels, inverse)
+    return from_end[:-1] + "?", from_topic[:-1] + "?"
+
+
+def corpus_paths(walks: pa.Table, relations: pa.Table) -> list[tuple[list[str], list[bool]]]:
+    """The distinct relation paths (relation labels, directions) of a walks table (columns rels,
+    inverse), without a Python loop per walk: each step is coded as (relation, direction), and
+    the codes of a walk folded into one hash."""
+    rel_ids = np.sort(relations.column("id").to_numpy())
+    label_of = dict(zip(relations.column("id").to_pylist(), relations.column("label").to_pylist()))
+    rels, inverse = walks.column("rels").combine_chunks(), walks.column("inverse").combine_chunks()
+    steps = rels.value_lengths().to_numpy(zero_copy_only=False)
+    codes = np.searchsorted(rel_ids, rels.flatten().to_numpy()) * 2 + inverse.flatten().to_numpy(zero_copy_only=False)
+    starts = np.concatenate([[0], np.cumsum(steps)[:-1]]).astype(np.int64)
+    keys = fold64(np.zeros(len(steps), np.uint64), steps)
+    for position in range(int(steps.max(initial=0))):
+        longer = steps > position
+        keys[longer] = fold64(keys[longer], codes[starts[longer] + position])
+    _, first = np.unique(keys, return_index=True)
+    rows = pa.array(np.sort(first))
+    return [([label_of[r] for r in rs], inv) for rs, inv in zip(rels.take(rows).to_pylist(), inverse.take(rows).to_pylist())]
+
+
+def _parse_signature(sig: str) -> tuple[list[str], list[bool]]:
+    """(relation labels, directions) of a signature string (kgwalk.walks.labels.signature)."""
+    steps = sig.split("|")
+    return [s[1:] if s.startswith("<") else s[:-1] for s in steps], [s.startswith("<") for s in steps]
+
+
+def _cache_dir() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kgwalk" / CACHE
+
+
+def embed_cached(embedder: Embedder, model: str, texts: list[str]) -> np.ndarray:
+    """The unit vectors of `texts`, from the cache when this model embedded these texts before."""
+    key = hashlib.sha256("\n".join([model, *texts]).encode()).hexdigest()[:24]
+    path = _cache_dir() / f"{key}.npy"
+    if path.exists():
+        vectors = np.load(path)
+        if vectors.shape[0] == len(texts):
+            return vectors
+    vectors = _unit(embedder.encode(texts)) if texts else np.empty((0, 1), np.float32)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npy")
+    np.save(partial, vectors)
+    os.replace(partial, path)  # readers see a whole file or none
+    return vectors
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, np.float32)
+    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+
+
+class SyntheticPrior:
+    """Question vectors by path (signature); `rerank` has the labelled PathPrior's interface."""
+
+    def __init__(self, paths: list[tuple[list[str], list[bool]]], verbalizer: TemplateVerbalizer,
+                 embedder: Embedder, model: str, temperature: float) -> None:
+        if temperature <= 0:
+            raise KgwalkError(f"query.synthetic_temperature must be > 0, got {temperature}")
+        self.verbalizer, self.embedder, self.temperature = verbalizer, embedder, temperature
+        self.questions = {signature(r, i): path_questions(r, i, verbalizer) for r, i in paths}
+        self.vectors: dict[str, np.ndarray] = {}
+        if self.questions:
+            vectors = embed_cached(embedder, model, [q for pair in self.questions.values() for q in pair])
+            self.vectors = dict(zip(self.questions, vectors.reshape(len(self.questions), READINGS, -1)))
+
+    @classmethod
+    def load(cls, cfg: Config, embedder: Embedder) -> SyntheticPrior:
+        from kgwalk.storage import read_table, table_exists
+
+        if not table_exists(cfg.table("walks")):
+            raise KgwalkError(f"query.rerank=synthetic reads relation paths from {cfg.table('walks')}, which does not exist "
+                              "(run `kgwalk walks`, or --set query.rerank=none)")
+        paths = corpus_paths(read_table(cfg.table("walks"), ["rels", "inverse"]), read_table(cfg.table("relations"), ["id", "label"]))
+        return cls(paths, TemplateVerbalizer(cfg.verbalize.phrases), embedder, cfg.embed.model, cfg.query.synthetic_temperature)
+
+    def _vectors_of(self, sigs: list[str]) -> np.ndarray:
+        """(paths, readings, dim): the vectors of each path's questions; a path the corpus did not have at load (a refresh since) is
+        embedded now, once."""
+        new = [s for s in sigs if s not in self.vectors]
+        if new:
+            pairs = [path_questions(*_parse_signature(s), self.verbalizer) for s in new]
+            vectors = _unit(self.embedder.encode([q for pair in pairs for q in pair])).reshape(len(new), READINGS, -1)
+            for sig, pair, vector in zip(new, pairs, vectors):
+                self.questions[sig], self.vectors[sig] = pair, vector
+        return np.stack([self.vectors[s] for s in sigs])
+
+    def shares(self, masked_vector: np.ndarray, walks: list) -> np.ndarray:
+        """Per walk, its path's share of a softmax over the distinct paths among `walks`."""
+        sigs = list(dict.fromkeys(w.signature for w in walks))
+        first = {s: i for i, s in enumerate(sigs)}
+        q = masked_vector / (np.linalg.norm(masked_vector) or 1.0)
+        # einsum, not BLAS: see PathPrior.votes (OpenBLAS's spinning threads slow the next embedding)
+        sims = np.einsum("ikj,j->ik", self._vectors_of(sigs), q.astype(np.float32)).max(axis=1)
+        weights = np.exp((sims - sims.max()) / self.temperature)
+        per_path = weights / weights.sum()
+        return np.array([per_path[first[w.signature]] for w in walks])
+
+    def rerank(self, masked_vector: np.ndarray, walks: list, weight: float) -> None:
+        if not walks:
+            return
+        for w, share in zip(walks, self.shares(masked_vector, walks)):
+            w.score = w.cosine + weight * float(share)
