@@ -129,13 +129,13 @@ class Retriever:
         self._lexicon = None
         self._prior = None
         self._temporal = None
+        self._aliases: tuple[dict[str, int] | None, dict[int, int], dict[int, list[int]]] | None = None
         self.rerank = resolve_rerank(cfg)
         self.nodes_collection, self.walks_collection = collection_names(cfg)
         self.records = WalkRecords(cfg)  # what walk hits show: walk points carry ids only
 
     @property
     def embedder(self) -> Embedder:
-        self._aliases: tuple[dict[str, int] | None, dict[int, int], dict[int, list[int]]] | None = None
         """Loaded on first use, so bad input fails fast without loading a model."""
         if self._embedder is None:
             e = self.cfg.embed
@@ -182,18 +182,11 @@ class Retriever:
             from kgwalk.query.temporal import TemporalIndex
             from kgwalk.storage import read_table
 
-            read = lambda t, cols: read_table(self.cfg.table(t), cols)
+            read = lambda t, cols: read_table(self.cfg.table(t), cols)  # noqa: E731
             index = TemporalIndex(read("entities", ["id", "label"]), read("relations", ["id", "label"]), read("edges", ["src", "rel", "dst"]))
             self._temporal = (self.records.versions, index)
         return self._temporal[1]
 
-    def warm_up(self) -> None:
-        """Load the model, the label lexicon and the path prior now rather than on the first question."""
-        self.retrieve("warm up")
-
-    @classmethod
-    def from_config(cls, conf: str | None = None, overrides: list[str] | None = None, **values: Any) -> "Retriever":
-        return cls(load_config(conf, overrides, **values))
     @property
     def aliases(self) -> dict[int, int]:
         """alias -> canonical entity, where ingest.align links them (kgwalk/kg/align.py); empty otherwise."""
@@ -222,6 +215,13 @@ class Retriever:
         self._aliases = (self.records.versions, links, members)
         return self._aliases
 
+    def warm_up(self) -> None:
+        """Load the model, the label lexicon and the path prior now rather than on the first question."""
+        self.retrieve("warm up")
+
+    @classmethod
+    def from_config(cls, conf: str | None = None, overrides: list[str] | None = None, **values: Any) -> Retriever:
+        return cls(load_config(conf, overrides, **values))
 
     def retrieve(self, question: str, k_nodes: int | None = None, k_walks: int | None = None) -> Retrieval:
         q_conf = self.cfg.query
@@ -323,8 +323,6 @@ class Retriever:
             rrf[node] = rrf.get(node, 0.0) + 1.0 / (self.cfg.query.rrf_k + rank)
         return [hits[n] for n in sorted(rrf, key=lambda n: -rrf[n])[:k]]
 
-    def close(self) -> None:
-        self.store.close()
     def _canonical_hits(self, dense: list[tuple[int, str, float]], q: np.ndarray) -> list[tuple[int, str, float]]:
         """Dense hits with each aligned alias replaced by its canonical entity at the alias's rank
         (once): an alias no longer takes a slot of the top k beside the entity it names."""
@@ -339,6 +337,8 @@ class Retriever:
             out.setdefault(node, (node, label, score))
         return list(out.values())
 
+    def close(self) -> None:
+        self.store.close()
 
 
 def _cosine(vec: np.ndarray, q: np.ndarray) -> float:
