@@ -91,17 +91,17 @@ def align(entities: pa.Table, edges: pa.Table, threshold: float, overrides: dict
     for group in members:
         canonical = min(group, key=lambda i: (label_of[i] == label_of[i].lower(), -len(neighbours.get(i, ())), i))
         pairs.update((i, canonical) for i in group if i != canonical)
-    for alias, canonical in overrides:
-        if alias in id_of and canonical in id_of:  # (an entity the KG no longer holds: nothing to decide)
-            pairs.add((id_of[alias], id_of[canonical]))
-    rows = []
+    for alias_label, canonical_label in overrides:
+        if alias_label in id_of and canonical_label in id_of:  # (an entity the KG no longer holds: nothing to decide)
+            pairs.add((id_of[alias_label], id_of[canonical_label]))
+    rows: list[tuple] = []
     for alias, canonical in sorted(pairs):
         a, c = neighbours.get(alias, set()), neighbours.get(canonical, set())
         score = len(a & c) / max(min(len(a), len(c)), 1)
         decision = overrides.get((label_of[alias], label_of[canonical]))
         status = {"accept": "accepted", "reject": "rejected"}.get(decision or "", "linked" if score >= threshold else "candidate")
         rows.append((alias, canonical, label_of[alias], label_of[canonical], round(score, 6), status))
-    columns = list(zip(*rows)) if rows else [[]] * len(ALIGNMENT_SCHEMA)
+    columns: list = list(zip(*rows)) if rows else [[]] * len(ALIGNMENT_SCHEMA)
     return pa.table({f.name: pa.array(c, f.type) for f, c in zip(ALIGNMENT_SCHEMA, columns)}, schema=ALIGNMENT_SCHEMA)
 
 
