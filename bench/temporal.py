@@ -137,7 +137,7 @@ def wrong_period(retriever: Retriever, pairs: list[tuple[Question, frozenset[int
     shares, fired = [], 0
     for q, original in pairs:
         if retriever.cfg.query.temporal:
-            fired += constraint(q.plain, retriever.lexicon.mentions) is not None
+            fired += constraint(q.plain, retriever.lexicon.mentions, retriever.temporal.is_name) is not None
         context = {n for w in retriever.retrieve(q.plain).walks for n in w.nodes}
         named = context & original
         if named:
