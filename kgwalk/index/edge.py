@@ -140,6 +140,13 @@ def _shard_config(dim: int, graph: bool, hnsw_m: int, datatype: str):
     return EdgeConfig(vectors=vectors, hnsw_config=hnsw, optimizers=optimizers, wal_enabled=False)
 
 
+def _copy_shard(source: Path, target: Path) -> None:
+    """A copy of a shard folder that readers may have open: Qdrant writes `.atomicwrite*` temporary
+    files beside a file it replaces, even when loading a shard, and renames them away, so they are
+    never part of the shard and may vanish while the copy runs."""
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns(".atomicwrite*"))
+
+
 def _create_shard(path: Path, dim: int, graph: bool, hnsw_m: int, datatype: str):
     from qdrant_edge import EdgeShard, IntegerIndexParams, UpdateOperation
 
@@ -250,7 +257,7 @@ class EdgeStore:
         """The live generation's collection `name` in the new generation, ready for writes."""
         own, live_own = self.folder / self._gen() / name, self.folder / live / name
         if layout.graph:  # searched globally by HNSW: copied whole; its node sums stay layered
-            shutil.copytree(live_own, own)
+            _copy_shard(live_own, own)
             if self._sums_delta_path(live, name).exists():
                 shutil.copy(self._sums_delta_path(live, name), self._sums_delta_path(self._gen(), name))
             return Layout(layout.dim, True, f"{self._gen()}/{name}", layout.base_points,
@@ -261,7 +268,7 @@ class EdgeStore:
             return Layout(layout.dim, False, layout.base, layout.base_points, datatype=layout.datatype)
         changed = layout.delta_points + layout.masked_points
         if changed <= self.compact_ratio * max(layout.base_points, 1):
-            shutil.copytree(live_own, own)
+            _copy_shard(live_own, own)
             shutil.copy(self._masked_path(live, name), self._masked_path(self._gen(), name))
             return layout
         return self._compact(live, name, layout)
@@ -271,7 +278,7 @@ class EdgeStore:
         from qdrant_edge import EdgeShard, ScrollRequest, UpdateOperation
 
         own = self.folder / self._gen() / name
-        shutil.copytree(self.folder / layout.base, own)
+        _copy_shard(self.folder / layout.base, own)
         merged = EdgeShard.load(str(own))
         masked = np.load(self._masked_path(live, name))
         if len(masked):
