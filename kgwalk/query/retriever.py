@@ -247,8 +247,9 @@ class Retriever:
         if q_conf.temporal:  # the time expression is a filter: node search and embedding see the rest
             from kgwalk.query.temporal import constraint
 
-            # (dense search too: the lexicon tells names from times; the time index loads only for a question with a time)
-            when = constraint(question, self.lexicon.mentions, lambda entity: self.temporal.is_name(entity))
+            # (dense search too: the lexicon tells names from times; the lexicon and the time index
+            # load only for a question with a time expression)
+            when = constraint(question, lambda text: self.lexicon.mentions(text), lambda entity: self.temporal.is_name(entity))
         asked = when.question if when else question
         mentions = self.lexicon.mentions(asked) if q_conf.node_search == "hybrid" else []
         texts = [asked]
