@@ -250,6 +250,11 @@ def main() -> None:
         "torch's two threads wait on each other and an eval slows down many times over, so a row with other CPU use "
         "above about 0.2 cores has an inflated time (one thread was used then: it degrades less); the scores do not "
         "depend on it (greedy decoding)"),
+        ("- not measured here: the issue's GPU row (this sample in bfloat16 on a lent GPU; it needs the settings "
+        "answer.llm.device=cuda and answer.llm.dtype=bfloat16, for which bench/answer.py has no option yet, and the "
+        "sub-corpus carried to the device; no GPU was lent to this session), and a real OpenAI-compatible server for the openai backend (llama-cpp-python is only an sdist on "
+        "PyPI; `pip wheel` of 0.3.36 with 2 build jobs reached 155 of its 193 compile steps in 10 minutes on this shared "
+        "machine and was stopped)"),
     ]
     save_report("answer", "Answers from a real instruct LLM: SmolLM2-135M-Instruct on MetaQA test", facts, body)
 
