@@ -17,6 +17,7 @@ and a budget of walks over all nodes (query.walk_budget).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -128,8 +129,7 @@ class Retriever:
         self._embedder = embedder
         self._lexicon = None
         self._prior = None
-        self._temporal = None
-        self._aliases: tuple[dict[str, int] | None, dict[int, int], dict[int, list[int]]] | None = None
+        self._derived: dict[str, tuple[dict[str, int] | None, Any]] = {}  # see _current
         self.rerank = resolve_rerank(cfg)
         self.nodes_collection, self.walks_collection = collection_names(cfg)
         self.records = WalkRecords(cfg)  # what walk hits show: walk points carry ids only
@@ -172,48 +172,54 @@ class Retriever:
             self._prior = SyntheticPrior.load(self.cfg, self.embedder) if self.rerank == "synthetic" else PathPrior.load(self.cfg)
         return self._prior
 
+    def _current(self, name: str, build: Callable[[], Any]) -> Any:
+        """`build()`'s result for the walk records' versions, rebuilt when a refresh moves them on;
+        one built before the first sync (from the same tables) is adopted, not rebuilt."""
+        versions = self.records.versions
+        held = self._derived.get(name)
+        if held is not None and held[0] is None:
+            held = self._derived[name] = (versions, held[1])
+        if held is None or held[0] != versions:
+            held = self._derived[name] = (versions, build())
+        return held[1]
+
     @property
     def temporal(self) -> TemporalIndex:
-        """Which entities carry which years, rebuilt when a refresh moves the walk records on."""
-        held = self._temporal
-        if held is not None and held[0] is None:  # built before the first sync, from the same tables
-            self._temporal = held = (self.records.versions, held[1])
-        if held is None or held[0] != self.records.versions:
+        """Which entities carry which years."""
+
+        def build() -> TemporalIndex:
             from kgwalk.query.temporal import TemporalIndex
             from kgwalk.storage import read_table
 
             read = lambda t, cols: read_table(self.cfg.table(t), cols)  # noqa: E731
-            index = TemporalIndex(read("entities", ["id", "label"]), read("relations", ["id", "label"]), read("edges", ["src", "rel", "dst"]))
-            self._temporal = (self.records.versions, index)
-        return self._temporal[1]
+            return TemporalIndex(read("entities", ["id", "label"]), read("relations", ["id", "label"]), read("edges", ["src", "rel", "dst"]))
+
+        return self._current("temporal", build)
 
     @property
     def aliases(self) -> dict[int, int]:
         """alias -> canonical entity, where ingest.align links them (kgwalk/kg/align.py); empty otherwise."""
-        return self._alignment()[1]
+        return self._alignment()[0]
 
-    def _alignment(self) -> tuple[dict[str, int] | None, dict[int, int], dict[int, list[int]]]:
-        """(the record versions it was computed at, alias -> canonical, canonical -> aliases),
-        recomputed from the KG tables when a refresh moves the walk records on."""
-        held = self._aliases
-        if held is not None and (held[0] == self.records.versions or held[0] is None):
-            if held[0] is None and self.records.versions is not None:  # computed before the first sync, from the same tables
-                self._aliases = held = (self.records.versions, held[1], held[2])
-            return held
-        links: dict[int, int] = {}
-        if self.cfg.ingest.align:
-            from kgwalk.kg.align import align, links as linked, read_overrides
-            from kgwalk.storage import read_table
+    def _alignment(self) -> tuple[dict[int, int], dict[int, list[int]]]:
+        """(alias -> canonical, canonical -> aliases), computed from the KG tables."""
 
-            i = self.cfg.ingest
-            alignment = align(read_table(self.cfg.table("entities"), ["id", "label"]), read_table(self.cfg.table("edges"), ["src", "dst"]),
-                              i.align_threshold, read_overrides(i.align_overrides))
-            links = linked(alignment)
-        members: dict[int, list[int]] = {}
-        for alias, canonical in links.items():
-            members.setdefault(canonical, []).append(alias)
-        self._aliases = (self.records.versions, links, members)
-        return self._aliases
+        def build() -> tuple[dict[int, int], dict[int, list[int]]]:
+            links: dict[int, int] = {}
+            if self.cfg.ingest.align:
+                from kgwalk.kg.align import align, links as linked, read_overrides
+                from kgwalk.storage import read_table
+
+                i = self.cfg.ingest
+                alignment = align(read_table(self.cfg.table("entities"), ["id", "label"]), read_table(self.cfg.table("edges"), ["src", "dst"]),
+                                  i.align_threshold, read_overrides(i.align_overrides))
+                links = linked(alignment)
+            members: dict[int, list[int]] = {}
+            for alias, canonical in links.items():
+                members.setdefault(canonical, []).append(alias)
+            return links, members
+
+        return self._current("alignment", build)
 
     def warm_up(self) -> None:
         """Load the model, the label lexicon and the path prior now rather than on the first question."""
@@ -269,7 +275,7 @@ class Retriever:
         self.records.sync(self.store.reflects())  # the walk records of the index version searched
         for node in nodes:
             fetch = max(q_conf.candidates, k_walks) if when or any(node is t for t in topics) else k_walks
-            roots = [node.id, *self._alignment()[2].get(node.id, [])]  # an aligned entity's walks are its aliases' too
+            roots = [node.id, *self._alignment()[1].get(node.id, [])]  # an aligned entity's walks are its aliases' too
             hits = sorted((h for root in roots for h in self.store.search(self.walks_collection, q, fetch, root=root)), key=lambda h: -h.score)[:fetch]
             node.walks = [_walk_hit(h.score, record) for h, record in zip(hits, self.records.lookup([h.id for h in hits]))]
         lap("walk_search")
