@@ -7,6 +7,7 @@ both speak the same table format.
 from __future__ import annotations
 
 import json
+import os
 import urllib.parse
 from collections.abc import Iterable
 from pathlib import Path
@@ -16,6 +17,12 @@ import pyarrow as pa
 from deltalake import CommitProperties, DeltaTable, write_deltalake
 
 from kgwalk.errors import KgwalkError
+
+
+def user_cache(kind: str) -> Path:
+    """Where kgwalk keeps `kind` of what it derives once per user and reuses (model exports,
+    distillations, question vectors): `$XDG_CACHE_HOME/kgwalk/<kind>`, else `~/.cache/kgwalk/<kind>`."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kgwalk" / kind
 
 # Every commit we make carries what it was computed from under this key (commit info), so a
 # rerun after a crash can tell whether a step's output already landed.

@@ -26,6 +26,7 @@ import numpy as np
 
 from kgwalk.embed.common import resolve_model
 from kgwalk.errors import KgwalkError
+from kgwalk.storage import user_cache
 
 
 def quantize_int8(fused: Path, path: Path) -> None:
@@ -97,7 +98,7 @@ class OnnxEmbedder:
             raise KgwalkError(f"ONNX Runtime runs mean-pooled models only; {model!r} is {' -> '.join(modules)} "
                               "(--set query.encoder=torch / embed.precision=float32)")
         key = hashlib.sha256(f"{resolve_model(model)}|{torch.__version__}|{ort.__version__}".encode()).hexdigest()[:16]
-        cache_dir = cache_dir or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kgwalk" / "onnx"
+        cache_dir = cache_dir or user_cache("onnx")
         path = Path(cache_dir) / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', model)}-{key}.onnx"
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -36,6 +36,7 @@ import numpy as np
 
 from kgwalk.embed.common import resolve_model, unit_rows
 from kgwalk.errors import KgwalkError
+from kgwalk.storage import user_cache
 
 STATIC = "static"
 DEFAULT_SOURCE = "all-MiniLM-L6-v2"
@@ -77,10 +78,6 @@ def static_source(model: str) -> str:
     return os.path.expanduser(source)
 
 
-def cache_root() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kgwalk" / STATIC
-
-
 def _package_version(name: str) -> str:
     try:
         return version(name)
@@ -103,7 +100,7 @@ def cache_entry(source: str, root: Path | None = None) -> Path:
     resolved = resolve_model(source)
     versions = [f"{name}={_package_version(name)}" for name in _DISTILL_PACKAGES]
     key = hashlib.sha256("|".join([source_fingerprint(resolved), str(DISTILL_DIMS), *versions]).encode()).hexdigest()[:16]
-    return (root or cache_root()) / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', source)[-80:]}-{key}"
+    return (root or user_cache(STATIC)) / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', source)[-80:]}-{key}"
 
 
 def _load(folder: Path):

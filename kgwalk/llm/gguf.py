@@ -17,6 +17,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 from kgwalk.errors import KgwalkError
+from kgwalk.storage import user_cache
 
 
 def is_gguf(model: str) -> bool:
@@ -28,10 +29,6 @@ def check_gguf_file(model: str, setting: str) -> Path:
     if not path.is_file():
         raise KgwalkError(f"{setting}.model: no GGUF file at {model!r}")
     return path.resolve()
-
-
-def gguf_cache_dir() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kgwalk" / "gguf"
 
 
 def cache_folder(file: Path, cache_dir: Path) -> Path:
@@ -48,7 +45,7 @@ def dequantized(model: str, setting: str, cache_dir: Path | None = None) -> str:
     first use. Written to a temporary folder and renamed into place, so a reader never sees a
     partial one and two processes dequantizing at once (e.g. two Ray actors) both end up fine."""
     file = check_gguf_file(model, setting)
-    target = cache_folder(file, cache_dir or gguf_cache_dir())
+    target = cache_folder(file, cache_dir or user_cache("gguf"))
     if target.is_dir():
         return str(target)
     from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig

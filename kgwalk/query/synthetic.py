@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -32,6 +31,7 @@ import pyarrow as pa
 from kgwalk.config import Config
 from kgwalk.embed.model import Embedder
 from kgwalk.errors import KgwalkError
+from kgwalk.storage import user_cache
 from kgwalk.verbalize.template import TemplateVerbalizer
 from kgwalk.walks.graph import fold64
 from kgwalk.walks.labels import signature
@@ -77,14 +77,10 @@ def _parse_signature(sig: str) -> tuple[list[str], list[bool]]:
     return [s[1:] if s.startswith("<") else s[:-1] for s in steps], [s.startswith("<") for s in steps]
 
 
-def _cache_dir() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kgwalk" / CACHE
-
-
 def embed_cached(embedder: Embedder, model: str, texts: list[str]) -> np.ndarray:
     """The unit vectors of `texts`, from the cache when this model embedded these texts before."""
     key = hashlib.sha256("\n".join([model, *texts]).encode()).hexdigest()[:24]
-    path = _cache_dir() / f"{key}.npy"
+    path = user_cache(CACHE) / f"{key}.npy"
     if path.exists():
         vectors = np.load(path)
         if vectors.shape[0] == len(texts):
