@@ -179,6 +179,12 @@ class QueryConf:
     # a time expression in the question ("in 1994", "the 90s") restricts walks to those whose
     # time-valued nodes fall in its range (kgwalk/query/temporal.py; bench/results/temporal.md)
     temporal: bool = True
+    # walks: each top node's top walks (the paper) | ego: each top node's ego-graph, the union of
+    # its candidate walks, pruned to the edges most relevant to the question and told root first,
+    # then its neighbours, then theirs (GRAG's soft pruning; kgwalk/query/ego.py)
+    mode: str = "walks"
+    # ego: the context's length in characters; None = what walk mode's k_nodes x k_walks walks take
+    ego_chars: int | None = None
 
 
 @dataclass
