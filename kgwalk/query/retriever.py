@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -29,7 +28,7 @@ from kgwalk.embed.static import is_static
 from kgwalk.errors import KgwalkError
 from kgwalk.index.records import WalkRecords
 from kgwalk.index.store import VectorStore, collection_names, open_store
-from kgwalk.walks.labels import signature, walk_triples
+from kgwalk.query.hits import NodeHit, Retrieval, walk_hit
 
 if TYPE_CHECKING:
     from kgwalk.query.temporal import TemporalIndex
@@ -38,61 +37,6 @@ NODE_SEARCHES = ("dense", "hybrid")
 RERANKS = ("auto", "none", "paths", "synthetic")
 PRIORS = ("paths", "synthetic")  # the reranks that score the masked question against relation paths
 ENCODERS = ("onnx", "torch")
-
-
-@dataclass
-class WalkHit:
-    walk_id: int
-    score: float
-    kind: str
-    text: str
-    nodes: list[int]
-    node_labels: list[str]
-    triples: list[tuple[str, str, str]]  # (head, relation, tail) as the KG states them
-    signature: str  # the relation path, e.g. "directed_by>|<directed_by" (< = walked backwards)
-    cosine: float  # the walk's cosine to the question; `score` adds any rerank prior
-
-    @property
-    def end_node(self) -> int:
-        return self.nodes[-1]
-
-
-@dataclass
-class NodeHit:
-    id: int
-    label: str
-    score: float  # cosine of the node vector to the question
-    matched: bool = False  # named in the question (hybrid search)
-    walks: list[WalkHit] = field(default_factory=list)
-
-
-@dataclass
-class Retrieval:
-    question: str
-    nodes: list[NodeHit]
-    timings_ms: dict[str, float]
-
-    @property
-    def walks(self) -> list[WalkHit]:
-        """Every retrieved walk, best score first."""
-        return sorted((w for n in self.nodes for w in n.walks), key=lambda w: -w.score)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"question": self.question, "nodes": [asdict(n) for n in self.nodes], "timings_ms": self.timings_ms}
-
-
-def _walk_hit(score: float, p: dict[str, Any]) -> WalkHit:
-    return WalkHit(
-        walk_id=int(p["walk_id"]),
-        score=score,
-        kind=p["kind"],
-        text=p["text"],
-        nodes=[int(n) for n in p["nodes"]],
-        node_labels=list(p["node_labels"]),
-        triples=walk_triples(p["node_labels"], p["rel_labels"], p["inverse"]),
-        signature=signature(p["rel_labels"], p["inverse"]),
-        cosine=score,
-    )
 
 
 def check_query_conf(cfg: Config) -> None:
@@ -277,7 +221,7 @@ class Retriever:
             fetch = max(q_conf.candidates, k_walks) if when or any(node is t for t in topics) else k_walks
             roots = [node.id, *self._alignment()[1].get(node.id, [])]  # an aligned entity's walks are its aliases' too
             hits = sorted((h for root in roots for h in self.store.search(self.walks_collection, q, fetch, root=root)), key=lambda h: -h.score)[:fetch]
-            node.walks = [_walk_hit(h.score, record) for h, record in zip(hits, self.records.lookup([h.id for h in hits]))]
+            node.walks = [walk_hit(h.score, record) for h, record in zip(hits, self.records.lookup([h.id for h in hits]))]
         lap("walk_search")
         if topics:
             self.prior.rerank(vectors[1], [w for n in topics for w in n.walks], q_conf.rerank_weight)

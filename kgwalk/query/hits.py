@@ -1,0 +1,64 @@
+"""What retrieval returns: the top nodes, each with its walks (or, in ego mode, the lines of its
+pruned ego-graph), as plain dataclasses that the CLI, the HTTP API and the answerer read."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from kgwalk.walks.labels import signature, walk_triples
+
+
+@dataclass
+class WalkHit:
+    walk_id: int
+    score: float
+    kind: str
+    text: str
+    nodes: list[int]
+    node_labels: list[str]
+    triples: list[tuple[str, str, str]]  # (head, relation, tail) as the KG states them
+    signature: str  # the relation path, e.g. "directed_by>|<directed_by" (< = walked backwards)
+    cosine: float  # the walk's cosine to the question; `score` adds any rerank prior
+
+    @property
+    def end_node(self) -> int:
+        return self.nodes[-1]
+
+
+@dataclass
+class NodeHit:
+    id: int
+    label: str
+    score: float  # cosine of the node vector to the question
+    matched: bool = False  # named in the question (hybrid search)
+    walks: list[WalkHit] = field(default_factory=list)
+
+
+@dataclass
+class Retrieval:
+    question: str
+    nodes: list[NodeHit]
+    timings_ms: dict[str, float]
+
+    @property
+    def walks(self) -> list[WalkHit]:
+        """Every retrieved walk, best score first."""
+        return sorted((w for n in self.nodes for w in n.walks), key=lambda w: -w.score)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"question": self.question, "nodes": [asdict(n) for n in self.nodes], "timings_ms": self.timings_ms}
+
+
+def walk_hit(score: float, p: dict[str, Any]) -> WalkHit:
+    return WalkHit(
+        walk_id=int(p["walk_id"]),
+        score=score,
+        kind=p["kind"],
+        text=p["text"],
+        nodes=[int(n) for n in p["nodes"]],
+        node_labels=list(p["node_labels"]),
+        triples=walk_triples(p["node_labels"], p["rel_labels"], p["inverse"]),
+        signature=signature(p["rel_labels"], p["inverse"]),
+        cosine=score,
+    )
