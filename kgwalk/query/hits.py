@@ -40,10 +40,13 @@ class Retrieval:
     question: str
     nodes: list[NodeHit]
     timings_ms: dict[str, float]
+    mode: str = "walks"  # query.mode: in ego mode a node's "walks" are the lines of its ego-graph
 
     @property
     def walks(self) -> list[WalkHit]:
-        """Every retrieved walk, best score first."""
+        """Every retrieved walk, best score first (ego mode: node by node, each as told)."""
+        if self.mode == "ego":
+            return [w for n in self.nodes for w in n.walks]
         return sorted((w for n in self.nodes for w in n.walks), key=lambda w: -w.score)
 
     def to_json(self) -> dict[str, Any]:

@@ -28,15 +28,17 @@ from kgwalk.embed.static import is_static
 from kgwalk.errors import KgwalkError
 from kgwalk.index.records import WalkRecords
 from kgwalk.index.store import VectorStore, collection_names, open_store
-from kgwalk.query.hits import NodeHit, Retrieval, walk_hit
+from kgwalk.query.hits import NodeHit, Retrieval, WalkHit, walk_hit
 
 if TYPE_CHECKING:
     from kgwalk.query.temporal import TemporalIndex
+    from kgwalk.verbalize.template import TemplateVerbalizer
 
 NODE_SEARCHES = ("dense", "hybrid")
 RERANKS = ("auto", "none", "paths", "synthetic")
 PRIORS = ("paths", "synthetic")  # the reranks that score the masked question against relation paths
 ENCODERS = ("onnx", "torch")
+MODES = ("walks", "ego")
 
 
 def check_query_conf(cfg: Config) -> None:
@@ -47,6 +49,10 @@ def check_query_conf(cfg: Config) -> None:
         raise KgwalkError(f"query.encoder must be one of {ENCODERS}, got {q.encoder!r}")
     if q.rerank not in RERANKS:
         raise KgwalkError(f"query.rerank must be one of {RERANKS}, got {q.rerank!r}")
+    if q.mode not in MODES:
+        raise KgwalkError(f"query.mode must be one of {MODES}, got {q.mode!r}")
+    if q.ego_chars is not None and q.ego_chars < 1:
+        raise KgwalkError("query.ego_chars must be >= 1 (or unset: walk mode's context length)")
     if q.k_nodes < 1 or q.k_walks < 1 or q.candidates < 1 or (q.walk_budget is not None and q.walk_budget < 1):
         raise KgwalkError("query: k_nodes, k_walks, candidates and walk_budget must be >= 1")
 
@@ -73,6 +79,7 @@ class Retriever:
         self._embedder = embedder
         self._lexicon = None
         self._prior = None
+        self._phrases: TemplateVerbalizer | None = None  # ego mode's relation phrases
         self._derived: dict[str, tuple[dict[str, int] | None, Any]] = {}  # see _current
         self.rerank = resolve_rerank(cfg)
         self.nodes_collection, self.walks_collection = collection_names(cfg)
@@ -217,8 +224,9 @@ class Retriever:
         # entities, only their walks get it (and only they need candidates beyond k_walks).
         topics = ([n for n in nodes if n.matched] or nodes) if self.rerank in PRIORS else []
         self.records.sync(self.store.reflects())  # the walk records of the index version searched
+        ego = q_conf.mode == "ego"  # each node's candidates become its ego-graph (kgwalk/query/ego.py)
         for node in nodes:
-            fetch = max(q_conf.candidates, k_walks) if when or any(node is t for t in topics) else k_walks
+            fetch = max(q_conf.candidates, k_walks) if ego or when or any(node is t for t in topics) else k_walks
             roots = [node.id, *self._alignment()[1].get(node.id, [])]  # an aligned entity's walks are its aliases' too
             hits = sorted((h for root in roots for h in self.store.search(self.walks_collection, q, fetch, root=root)), key=lambda h: -h.score)[:fetch]
             node.walks = [walk_hit(h.score, record) for h, record in zip(hits, self.records.lookup([h.id for h in hits]))]
@@ -227,14 +235,32 @@ class Retriever:
             self.prior.rerank(vectors[1], [w for n in topics for w in n.walks], q_conf.rerank_weight)
         if when:
             self._restrict_in_time(nodes, when.first, when.last)
+        candidates = {}
         for node in nodes:
-            node.walks = sorted(node.walks, key=lambda w: -w.score)[:k_walks]
+            candidates[node.id] = sorted(node.walks, key=lambda w: -w.score)
+            node.walks = candidates[node.id][:k_walks]
         if q_conf.walk_budget is not None:
             keep = {id(w) for w in sorted((w for n in nodes for w in n.walks), key=lambda w: -w.score)[: q_conf.walk_budget]}
             for node in nodes:
                 node.walks = [w for w in node.walks if id(w) in keep]
+        if ego:
+            self._ego(nodes, candidates)
         lap("rerank")
-        return Retrieval(question, nodes, {k: round(v, 3) for k, v in timings.items()})
+        return Retrieval(question, nodes, {k: round(v, 3) for k, v in timings.items()}, q_conf.mode)
+
+    def _ego(self, nodes: list[NodeHit], candidates: dict[int, list[WalkHit]]) -> None:
+        """Each node's walks become the lines of its pruned ego-graph, in as many characters as
+        walk mode's walks take (query.ego_chars to set it): both modes compare at equal length."""
+        from kgwalk.query.ego import context_chars, ego_contexts
+        from kgwalk.verbalize.template import around
+
+        if self._phrases is None:
+            from kgwalk.verbalize.template import TemplateVerbalizer
+
+            self._phrases = TemplateVerbalizer(self.cfg.verbalize.phrases)
+        phrases = self._phrases
+        budget = self.cfg.query.ego_chars or context_chars([w for n in nodes for w in n.walks])
+        ego_contexts(nodes, candidates, budget, lambda relation, inverse: around(phrases.phrase(relation, inverse)))
 
     def _restrict_in_time(self, nodes: list[NodeHit], first: int, last: int) -> None:
         """Drop walks whose times all fall outside [first, last]; walks with no time rank after

@@ -97,7 +97,7 @@ def relation_phrases(relation: str, phrase_map: dict[str, list[str]]) -> tuple[s
     return fallback_phrases(relation)
 
 
-def _around(phrase: str) -> tuple[str, str]:
+def around(phrase: str) -> tuple[str, str]:
     """A phrase as (text before the next entity, text after it)."""
     before, slot, after = phrase.partition("{}")
     return (before, after) if slot else (phrase + " ", "")
@@ -122,7 +122,7 @@ class TemplateVerbalizer:
         """One walk's sentence (what `verbalize` computes column-wise)."""
         text = node_labels[0]
         for i, (rel, inv) in enumerate(zip(rel_labels, inverse)):
-            before, after = _around(self.phrase(rel, inv))
+            before, after = around(self.phrase(rel, inv))
             text += (" " if i == 0 else ", which ") + before + node_labels[i + 1] + after
         return text + "."
 
@@ -147,9 +147,9 @@ class TemplateVerbalizer:
         next_labels = node_values.filter(pa.array(~is_first))
         # phrases: one lookup per distinct (relation, direction), then a take per step
         encoded = pc.dictionary_encode(rels.flatten())
-        around = [_around(self.phrase(r, i)) for r in encoded.dictionary.to_pylist() for i in (False, True)]
+        phrase_parts = [around(self.phrase(r, i)) for r in encoded.dictionary.to_pylist() for i in (False, True)]
         step_phrase = pa.array(encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64) * 2 + inverse)
-        befores, afters = (pa.array([a[side] for a in around], pa.string()).take(step_phrase) for side in (0, 1))
+        befores, afters = (pa.array([a[side] for a in phrase_parts], pa.string()).take(step_phrase) for side in (0, 1))
         step_in_walk = np.arange(len(inverse)) - np.repeat(np.cumsum(step_counts) - step_counts, step_counts)
         prefixes = pa.array(np.where(step_in_walk == 0, " ", ", which "), pa.string())
         pieces = pc.binary_join_element_wise(prefixes, befores, next_labels, afters, "")
