@@ -1,6 +1,9 @@
 """The typed config tree: YAML in, dataclasses out, with `section.key=value` overrides.
 
-Unknown keys and wrong types are errors that name the key, so a typo never passes silently.
+Unknown keys, wrong types and choices outside their set are errors that name the key, so a typo
+never passes silently. A setting with a closed set of values is typed as a `Literal` alias below
+(one per concept); `load_config` checks it against the alias's values (typing.get_args) for YAML,
+`--set` overrides and keyword values alike, so code reading a loaded Config need not check again.
 A YAML file may start from another (`base: local.yaml`) and take values from the environment
 (`${QDRANT_URL}`, `${RAY_ADDRESS:-auto}`), so cluster settings and secrets stay out of conf.
 """
@@ -15,7 +18,7 @@ import typing
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 
@@ -23,11 +26,30 @@ from kgwalk.errors import KgwalkError
 
 DEFAULT_CONF = Path(__file__).resolve().parent.parent / "conf" / "local.yaml"
 
+# The closed sets of choices. Open ones stay `str`: embed.model (a name, a folder, static,
+# hashing-<dim>), devices (cuda:N), hosts and URLs.
+KgFileFormat = Literal["pipe", "tsv", "csv", "nt", "parquet"]
+KgFormat = Literal["auto", KgFileFormat]  # auto: by the file's suffix
+WalkKind = Literal["bfs", "random"]
+WalkDirection = Literal["out", "in", "both"]
+BfsMode = Literal["reached", "maximal"]
+WalkEngine = Literal["auto", "memory", "join"]
+LLMBackend = Literal["vllm", "transformers", "openai"]
+VerbalizerName = Literal["template", LLMBackend]
+LLMDtype = Literal["auto", "float32", "bfloat16", "float16"]
+EmbedPrecision = Literal["auto", "float32", "bfloat16", "float16", "int8"]
+IndexBackend = Literal["edge", "server"]
+VectorDatatype = Literal["float32", "float16"]
+NodeSearch = Literal["dense", "hybrid"]
+Rerank = Literal["auto", "none", "paths", "synthetic"]
+QuestionEncoder = Literal["onnx", "torch"]
+QueryMode = Literal["walks", "ego"]
+
 
 @dataclass
 class KgConf:
     path: str | None = None
-    format: str = "auto"  # auto | pipe | tsv | csv | nt | parquet
+    format: KgFormat = "auto"
 
 
 @dataclass
@@ -67,15 +89,15 @@ class RandomWalkConf:
 
 @dataclass
 class WalksConf:
-    kinds: list[str] = field(default_factory=lambda: ["bfs"])
-    direction: str = "both"  # out | in | both
+    kinds: list[WalkKind] = field(default_factory=lambda: ["bfs"])
+    direction: WalkDirection = "both"
     depth: int = 3
     hub_degree: int | None = 50
-    bfs_mode: str = "reached"  # reached | maximal
+    bfs_mode: BfsMode = "reached"
     max_per_signature: int | None = 1
     max_per_root: int | None = None
     seed: int = 42
-    engine: str = "auto"  # auto | memory | join
+    engine: WalkEngine = "auto"
     max_graph_bytes: int = 4 * 2**30  # auto: the in-memory engine up to this CSR size, else join
     roots_per_batch: int = 1024
     max_paths_per_batch: int = 4_000_000
@@ -91,7 +113,7 @@ class LLMConf:
     temperature: float = 0.0
     batch_size: int = 64  # prompts per generate call (transformers); vLLM schedules its own batches
     device: str = "auto"  # transformers: auto (cuda if present) | cpu | cuda | cuda:N
-    dtype: str = "auto"  # transformers: auto | float32 | bfloat16 | float16
+    dtype: LLMDtype = "auto"  # transformers
     engine_args: dict[str, Any] = field(default_factory=dict)  # vllm.LLM(...) keyword arguments
     base_url: str | None = None  # openai: http://host:8000/v1
     api_key_env: str = "OPENAI_API_KEY"  # openai: the variable holding the key (never the key itself)
@@ -111,7 +133,7 @@ class PromptConf:
 
 @dataclass
 class VerbalizeConf:
-    verbalizer: str = "template"  # template | vllm | transformers | openai
+    verbalizer: VerbalizerName = "template"
     batch_size: int = 8192
     # relation label -> [forward phrase, inverse phrase]
     phrases: dict[str, list[str]] = field(default_factory=dict)
@@ -131,21 +153,20 @@ class EmbedConf:
     actors: int = 0  # 0 = one less than the CPUs Ray sees (at least 1)
     threads_per_actor: int = 0  # 0 = CPUs / actors
     device: str = "cpu"
-    # auto | float32 | bfloat16 | float16 | int8 (auto: bf16 on CPUs with AMX/AVX512-BF16, fp16 on CUDA;
-    # int8: ONNX Runtime, CPU)
-    precision: str = "auto"
+    # auto: bf16 on CPUs with AMX/AVX512-BF16, fp16 on CUDA; int8: ONNX Runtime, CPU
+    precision: EmbedPrecision = "auto"
 
 
 @dataclass
 class IndexConf:
-    backend: str = "edge"  # edge (in-process Qdrant) | server (Qdrant via qdrant-client)
+    backend: IndexBackend = "edge"  # edge: in-process Qdrant | server: Qdrant via qdrant-client
     url: str | None = None  # server backend: http://host:6333, or ":memory:" / a path for local mode
     api_key_env: str = "QDRANT_API_KEY"
     hnsw_m: int = 16
     upsert_batch: int = 2048
     # walk vectors: float16 (edge and server) takes half the bytes of float32; they are rounded before
     # the node sums see them, so refresh stays bit-exact (bench/results/index.md)
-    vector_datatype: str = "float16"
+    vector_datatype: VectorDatatype = "float16"
     # edge backend: a refresh merges the walks' delta into a new base once delta and masked
     # points pass this fraction of the base (one copy of the base, amortised over refreshes)
     compact_ratio: float = 0.2
@@ -158,13 +179,13 @@ class QueryConf:
     k_nodes: int = 3
     k_walks: int = 3  # per node
     # dense: the paper's node search | hybrid: dense fused (RRF) with entity labels found in the question
-    node_search: str = "hybrid"
+    node_search: NodeSearch = "hybrid"
     rrf_k: int = 60
     # none: the paper's walk order | paths: a relation-path prior fitted from example questions
     # (`kgwalk fit-paths`), added to each candidate walk's cosine | synthetic: a prior without
     # labels, the corpus's relation paths read as questions (kgwalk/query/synthetic.py) | auto:
     # paths where fitted, else synthetic (none with a hashing-* test embedder, which has no meaning)
-    rerank: str = "auto"
+    rerank: Rerank = "auto"
     rerank_weight: float = 0.5
     # synthetic (the label-free prior): softmax temperature over the cosines of the question to
     # the topic's relation paths read as questions; lower gives the best path more of the share
@@ -175,14 +196,14 @@ class QueryConf:
     # onnx: the question encoder on ONNX Runtime (CPU; a few times faster one question at a time,
     # same vectors within rounding) | torch: the embed stage's own code. A static embed.model is
     # its own question encoder (numpy, no torch), whatever this says.
-    encoder: str = "onnx"
+    encoder: QuestionEncoder = "onnx"
     # a time expression in the question ("in 1994", "the 90s") restricts walks to those whose
     # time-valued nodes fall in its range (kgwalk/query/temporal.py; bench/results/temporal.md)
     temporal: bool = True
     # walks: each top node's top walks (the paper) | ego: each top node's ego-graph, the union of
     # its candidate walks, pruned to the edges most relevant to the question and told root first,
     # then its neighbours, then theirs (GRAG's soft pruning; kgwalk/query/ego.py)
-    mode: str = "walks"
+    mode: QueryMode = "walks"
     # ego: the context's length in characters; None = what walk mode's k_nodes x k_walks walks take
     ego_chars: int | None = None
 
@@ -191,7 +212,7 @@ class QueryConf:
 class AnswerConf:
     """The one LLM call per question (Fig. 2b)."""
 
-    backend: str | None = None  # openai | transformers | vllm; None = no LLM (answering is an error)
+    backend: LLMBackend | None = None  # None = no LLM (answering is an error)
     llm: LLMConf = field(default_factory=lambda: LLMConf(max_tokens=128))
     prompt: PromptConf = field(default_factory=PromptConf)
 
@@ -330,11 +351,24 @@ def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _check(value: Any, tp: Any, key: str) -> Any:
+def _choice(value: Any, tp: Any, key: str, nullable: bool) -> Any:
+    """`value`, checked to be one of the Literal `tp`'s values; the error names the key, the
+    value and the choices (`nullable`: None is one too)."""
+    allowed = typing.get_args(tp)
+    if any(type(value) is type(a) and value == a for a in allowed):
+        return value
+    noun = re.sub(r"s?\[\d+\]$", "", key.rsplit(".", 1)[-1]).replace("_", " ")  # walks.kinds[1]: kind
+    choices = ", ".join(map(str, allowed)) + (" or null" if nullable else "")
+    raise KgwalkError(f"config: '{key}': unknown {noun} {value!r} (one of: {choices})")
+
+
+def _check(value: Any, tp: Any, key: str, nullable: bool = False) -> Any:
     """Coerce/validate one value against a type annotation; raise naming the key."""
     if tp is Any:
         return value
     origin = typing.get_origin(tp)
+    if origin is Literal:
+        return _choice(value, tp, key, nullable)
     if dataclasses.is_dataclass(tp):
         if not isinstance(value, dict):
             raise KgwalkError(f"config: '{key}' must be a mapping, got {type(value).__name__}")
@@ -343,14 +377,14 @@ def _check(value: Any, tp: Any, key: str) -> Any:
         args = typing.get_args(tp)
         if value is None and type(None) in args:
             return None
-        errors = []
+        errors: list[KgwalkError] = []
         for a in args:
             if a is type(None):
                 continue
             try:
-                return _check(value, a, key)
+                return _check(value, a, key, nullable=type(None) in args)
             except KgwalkError as e:
-                errors.append(str(e))
+                errors.append(e)
         raise errors[0] if errors else KgwalkError(f"config: bad value for '{key}'")
     if origin is list:
         if not isinstance(value, list):

@@ -65,7 +65,7 @@ class LLMVerbalizer:
 
     def __init__(self, chat: ChatModel, conf: VerbalizeConf) -> None:
         self.chat = chat
-        self.name = conf.verbalizer
+        self.name: str = conf.verbalizer
         self.system, self.user = prompt_texts(conf.prompt)
         self.fallback = TemplateVerbalizer(conf.phrases)
         self.key = verbalizer_key(conf)
