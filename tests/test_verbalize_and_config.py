@@ -44,8 +44,8 @@ def test_verbalize_arrow_batch():
     sentences, source = make_verbalizer(VerbalizeConf()).verbalize(walks)
     assert sentences.to_pylist() == ["A was written by B.", "B wrote A."]
     assert source.to_pylist() == ["template", "template"]
-    with pytest.raises(KgwalkError, match="unknown verbalizer"):
-        make_verbalizer(VerbalizeConf(verbalizer="gpt"))
+    with pytest.raises(KgwalkError, match="unknown verbalizer"):  # refused as the config loads
+        make_verbalizer(load_config(None, ["verbalize.verbalizer=gpt"]).verbalize)
 
 
 def test_config_defaults_overrides_and_errors(tmp_path):

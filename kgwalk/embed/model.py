@@ -6,10 +6,11 @@ import hashlib
 import os
 import re
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, get_args
 
 import numpy as np
 
+from kgwalk.config import EmbedPrecision
 from kgwalk.embed.common import resolve_model, unit_rows
 from kgwalk.errors import KgwalkError
 
@@ -25,7 +26,6 @@ class Embedder(Protocol):
         ...
 
 
-PRECISIONS = ("auto", "float32", "bfloat16", "float16", "int8")
 # Sentences per forward pass when `embed.batch_size` is 0: on a CPU small batches keep the
 # activations in cache (32 ran 10-25% faster than 256 here); a GPU wants large ones.
 AUTO_BATCH = {"cpu": 32, "cuda": 1024}
@@ -47,8 +47,8 @@ def cpu_has_bf16() -> bool:
 
 def resolve_precision(precision: str, device: str) -> str:
     """`auto`: float16 on CUDA, bfloat16 on CPUs that have it, else float32. `int8` is CPU only."""
-    if precision not in PRECISIONS:
-        raise KgwalkError(f"embed.precision: expected one of {', '.join(PRECISIONS)}, got {precision!r}")
+    if precision not in get_args(EmbedPrecision):  # conf's was checked as it loaded; this guards callers in code
+        raise KgwalkError(f"embed.precision: expected one of {', '.join(get_args(EmbedPrecision))}, got {precision!r}")
     if precision == "int8" and device != "cpu":
         raise KgwalkError(f"embed.precision=int8 runs on ONNX Runtime's CPU kernels; embed.device is {device!r}")
     if precision != "auto":

@@ -12,7 +12,6 @@ import numpy as np
 from kgwalk.errors import KgwalkError
 
 ROOT_FIELD = "root"
-VECTOR_DATATYPES = ("float32", "float16")
 
 
 @dataclass

@@ -29,7 +29,7 @@ import numpy as np
 
 from kgwalk.config import Config
 from kgwalk.errors import KgwalkError
-from kgwalk.index.base import ROOT_FIELD, VECTOR_DATATYPES, Hit, VectorStore, as_stored, check_query_dim, order_records, point_ids, signed_id, unit
+from kgwalk.index.base import ROOT_FIELD, Hit, VectorStore, as_stored, check_query_dim, order_records, point_ids, signed_id, unit
 
 
 class ServerStore:
@@ -210,18 +210,15 @@ class ServerStore:
 
 
 def open_store(cfg: Config) -> VectorStore:
-    if cfg.index.vector_datatype not in VECTOR_DATATYPES:
-        raise KgwalkError(f"index.vector_datatype must be one of {VECTOR_DATATYPES}, got {cfg.index.vector_datatype!r}")
+    """The store index.backend names (edge or server, checked as the config loads)."""
     if cfg.index.backend == "edge":
         from kgwalk.index.edge import EdgeStore
 
         return EdgeStore(cfg.root / "qdrant", cfg.index.compact_ratio, cfg.index.vector_datatype)
-    if cfg.index.backend == "server":
-        if not cfg.index.url:
-            raise KgwalkError("index.url must be set for the server backend, e.g. http://localhost:6333 (conf/cluster.yaml takes it from QDRANT_URL)")
-        return ServerStore(cfg.index.url, os.environ.get(cfg.index.api_key_env), cfg.index.max_retries, cfg.index.retry_backoff_s,
-                           cfg.index.vector_datatype)
-    raise KgwalkError(f"index.backend must be 'edge' or 'server', got {cfg.index.backend!r}")
+    if not cfg.index.url:
+        raise KgwalkError("index.url must be set for the server backend, e.g. http://localhost:6333 (conf/cluster.yaml takes it from QDRANT_URL)")
+    return ServerStore(cfg.index.url, os.environ.get(cfg.index.api_key_env), cfg.index.max_retries, cfg.index.retry_backoff_s,
+                       cfg.index.vector_datatype)
 
 
 def collection_names(cfg: Config) -> tuple[str, str]:

@@ -14,15 +14,17 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import get_args
 from urllib.parse import unquote
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from kgwalk.config import KgFileFormat
 from kgwalk.errors import KgwalkError
 from kgwalk.kg.ids import normalize_label
 
-FORMATS = ("pipe", "tsv", "csv", "nt", "parquet")
+FORMATS = get_args(KgFileFormat)
 _SUFFIX_FORMAT = {".txt": "pipe", ".tsv": "tsv", ".csv": "csv", ".nt": "nt", ".parquet": "parquet"}
 # Accepted column names for header-carrying formats (csv, parquet), in (head, relation, tail) order.
 _COLUMN_ALIASES = (

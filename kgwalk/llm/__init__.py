@@ -6,6 +6,6 @@ Three ways to reach a model, chosen by name: `vllm` (an in-process vLLM engine o
 """
 
 from kgwalk.llm.backends import make_chat_model
-from kgwalk.llm.base import BACKENDS, ChatModel, Message
+from kgwalk.llm.base import ChatModel, Message
 
-__all__ = ["BACKENDS", "ChatModel", "Message", "make_chat_model"]
+__all__ = ["ChatModel", "Message", "make_chat_model"]

@@ -3,14 +3,13 @@ a backend: kgwalk.llm.backends)."""
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, get_args
 
-from kgwalk.config import LLMConf
+from kgwalk.config import LLMBackend, LLMConf
 from kgwalk.errors import KgwalkError
 from kgwalk.llm.gguf import check_gguf_file, is_gguf
 
 Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": ...}
-BACKENDS = ("vllm", "transformers", "openai")
 
 
 class ChatModel(Protocol):
@@ -22,9 +21,10 @@ class ChatModel(Protocol):
 
 def check_llm_conf(backend: str, conf: LLMConf, setting: str) -> None:
     """The settings errors a backend would hit, found without loading anything; `setting` names
-    the config section in errors, e.g. 'verbalize.llm'."""
-    if backend not in BACKENDS:
-        raise KgwalkError(f"unknown LLM backend {backend!r} (available: {', '.join(BACKENDS)})")
+    the config section in errors, e.g. 'verbalize.llm'. A backend named in conf was checked as it
+    loaded; this check is for callers that name one in code."""
+    if backend not in get_args(LLMBackend):
+        raise KgwalkError(f"unknown LLM backend {backend!r} (available: {', '.join(get_args(LLMBackend))})")
     if not conf.model:
         raise KgwalkError(f"{setting}.model: the {backend} backend needs a model name (--set {setting}.model=...)")
     if backend == "transformers" and is_gguf(conf.model):

@@ -21,9 +21,7 @@ class TransformersChat:
         transformers.utils.logging.disable_progress_bar()
         transformers.utils.logging.set_verbosity_error()
         device = conf.device if conf.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
-        dtype = "auto" if conf.dtype == "auto" else getattr(torch, conf.dtype, None)
-        if dtype is None:
-            raise KgwalkError(f"{setting}.dtype: expected auto, float32, bfloat16 or float16, got {conf.dtype!r}")
+        dtype = "auto" if conf.dtype == "auto" else getattr(torch, conf.dtype)  # one of config.LLMDtype
         source = dequantized(conf.model, setting) if is_gguf(conf.model) else conf.model
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(source)

@@ -3,16 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import get_args
 
+from kgwalk.config import BfsMode, WalkDirection, WalkKind, WalksConf
 from kgwalk.errors import KgwalkError
-
-if TYPE_CHECKING:
-    from kgwalk.config import WalksConf
-
-DIRECTIONS = ("out", "in", "both")
-KINDS = ("bfs", "random")
-BFS_MODES = ("reached", "maximal")
 
 
 @dataclass(frozen=True)
@@ -35,11 +29,11 @@ class WalkSpec:
     walks_per_root, length: random walks (n_w and l of Eq. 1), deduplicated per root with a count.
     """
 
-    kinds: tuple[str, ...] = ("bfs",)
-    direction: str = "both"
+    kinds: tuple[WalkKind, ...] = ("bfs",)
+    direction: WalkDirection = "both"
     depth: int = 3
     hub_degree: int | None = 50
-    bfs_mode: str = "reached"
+    bfs_mode: BfsMode = "reached"
     max_per_signature: int | None = 1
     max_per_root: int | None = None
     seed: int = 42
@@ -47,13 +41,14 @@ class WalkSpec:
     length: int = 3
 
     def __post_init__(self) -> None:
-        if self.direction not in DIRECTIONS:
-            raise KgwalkError(f"walks.direction must be one of {DIRECTIONS}, got {self.direction!r}")
-        if self.bfs_mode not in BFS_MODES:
-            raise KgwalkError(f"walks.bfs_mode must be one of {BFS_MODES}, got {self.bfs_mode!r}")
-        bad = [k for k in self.kinds if k not in KINDS]
+        # choices from conf were checked as it loaded; these guard a spec built in code
+        if self.direction not in get_args(WalkDirection):
+            raise KgwalkError(f"walks.direction must be one of {get_args(WalkDirection)}, got {self.direction!r}")
+        if self.bfs_mode not in get_args(BfsMode):
+            raise KgwalkError(f"walks.bfs_mode must be one of {get_args(BfsMode)}, got {self.bfs_mode!r}")
+        bad = [k for k in self.kinds if k not in get_args(WalkKind)]
         if bad or not self.kinds:
-            raise KgwalkError(f"walks.kinds must be a non-empty subset of {KINDS}, got {list(self.kinds)}")
+            raise KgwalkError(f"walks.kinds must be a non-empty subset of {get_args(WalkKind)}, got {list(self.kinds)}")
         for name in ("depth", "walks_per_root", "length"):
             if getattr(self, name) < 1:
                 raise KgwalkError(f"walks.{name} must be >= 1, got {getattr(self, name)}")
