@@ -44,6 +44,7 @@ NodeSearch = Literal["dense", "hybrid"]
 Rerank = Literal["auto", "none", "paths", "synthetic"]
 QuestionEncoder = Literal["onnx", "torch"]
 QueryMode = Literal["walks", "ego"]
+WalkDiversity = Literal["none", "ends", "facts"]
 
 
 @dataclass
@@ -200,6 +201,10 @@ class QueryConf:
     # a time expression in the question ("in 1994", "the 90s") restricts walks to those whose
     # time-valued nodes fall in its range (kgwalk/query/temporal.py; bench/results/temporal.md)
     temporal: bool = True
+    # how each node's k walks are chosen among its candidates, best first: none: the k best | ends:
+    # not a walk whose end entity is on a chosen one | facts: ends, nor one that extends a chosen
+    # one (kgwalk/query/diversity.py; bench/results/diversity.md)
+    diversity: WalkDiversity = "ends"
     # walks: each top node's top walks (the paper) | ego: each top node's ego-graph, the union of
     # its candidate walks, pruned to the edges most relevant to the question and told root first,
     # then its neighbours, then theirs (GRAG's soft pruning; kgwalk/query/ego.py)
