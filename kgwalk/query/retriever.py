@@ -28,6 +28,7 @@ from kgwalk.embed.static import is_static
 from kgwalk.errors import KgwalkError
 from kgwalk.index.records import WalkRecords
 from kgwalk.index.store import VectorStore, collection_names, open_store
+from kgwalk.query.diversity import select_walks
 from kgwalk.query.hits import NodeHit, Retrieval, WalkHit, walk_hit
 
 if TYPE_CHECKING:
@@ -222,11 +223,14 @@ class Retriever:
         lap("node_search")
         # The prior models paths from the entity the question is about: where the question names
         # entities, only their walks get it (and only they need candidates beyond k_walks).
-        topics = ([n for n in nodes if n.matched] or nodes) if self.rerank in PRIORS else []
+        named = [n for n in nodes if n.matched] or nodes
+        topics = named if self.rerank in PRIORS else []
+        # a diversity rule chooses their k walks among candidates too, with a prior or without
+        choosing = named if topics or q_conf.diversity != "none" else []
         self.records.sync(self.store.reflects())  # the walk records of the index version searched
         ego = q_conf.mode == "ego"  # each node's candidates become its ego-graph (kgwalk/query/ego.py)
         for node in nodes:
-            fetch = max(q_conf.candidates, k_walks) if ego or when or any(node is t for t in topics) else k_walks
+            fetch = max(q_conf.candidates, k_walks) if ego or when or any(node is t for t in choosing) else k_walks
             roots = [node.id, *self._alignment()[1].get(node.id, [])]  # an aligned entity's walks are its aliases' too
             hits = sorted((h for root in roots for h in self.store.search(self.walks_collection, q, fetch, root=root)), key=lambda h: -h.score)[:fetch]
             node.walks = [walk_hit(h.score, record) for h, record in zip(hits, self.records.lookup([h.id for h in hits]))]
@@ -238,7 +242,7 @@ class Retriever:
         candidates = {}
         for node in nodes:
             candidates[node.id] = sorted(node.walks, key=lambda w: -w.score)
-            node.walks = candidates[node.id][:k_walks]
+            node.walks = select_walks(candidates[node.id], k_walks, q_conf.diversity)  # kgwalk/query/diversity.py
         if q_conf.walk_budget is not None:
             keep = {id(w) for w in sorted((w for n in nodes for w in n.walks), key=lambda w: -w.score)[: q_conf.walk_budget]}
             for node in nodes:
