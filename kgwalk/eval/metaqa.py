@@ -114,7 +114,8 @@ class RetrievalScores:
     context_recall: a gold answer entity is on a retrieved walk (by entity id);
     answer_recall: the share of the question's gold answers on the retrieved walks, averaged
         over questions (a question with 12 answers and 3 in the context counts 0.25);
-    extractive_hits1: the end entity of the best-scoring retrieved walk is a gold answer;
+    extractive_hits1: the end entity of the best-scoring retrieved walk is a gold answer (in ego
+        mode, of the best candidate walk: the ranking is the same in both modes);
     and with an LLM (answers > 0), per the paper's three-way scheme: hits1 (the reply names a gold
     answer), accurate (names one and is not a refusal), hallucinated (neither a gold answer nor a
     refusal), missing (the refusal sentence, matched case-insensitively).
@@ -170,7 +171,7 @@ def score_retrieval(retriever, questions: list[Question], hops: int, k_nodes: in
         topic += any(n.id == q.topic for n in result.nodes)
         context += bool(in_context)
         answer_share += len(in_context) / max(len(q.answers), 1)
-        hits1 += bool(walks) and walks[0].end_node in q.answers
+        hits1 += result.best is not None and result.best.end_node in q.answers
     n = max(len(questions), 1)
     scores = RetrievalScores(hops, len(questions), topic / n, context / n, hits1 / n, time.perf_counter() - start,
                              answer_recall=answer_share / n, plain=plain)

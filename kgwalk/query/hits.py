@@ -41,6 +41,7 @@ class Retrieval:
     nodes: list[NodeHit]
     timings_ms: dict[str, float]
     mode: str = "walks"  # query.mode: in ego mode a node's "walks" are the lines of its ego-graph
+    best: WalkHit | None = None  # the best-scoring walk (ego mode: of the candidates): the extractive answer is its end
 
     @property
     def walks(self) -> list[WalkHit]:

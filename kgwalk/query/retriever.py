@@ -247,10 +247,11 @@ class Retriever:
             keep = {id(w) for w in sorted((w for n in nodes for w in n.walks), key=lambda w: -w.score)[: q_conf.walk_budget]}
             for node in nodes:
                 node.walks = [w for w in node.walks if id(w) in keep]
+        best = max((w for walks in candidates.values() for w in walks), key=lambda w: w.score, default=None)
         if ego:
             self._ego(nodes, candidates)
         lap("rerank")
-        return Retrieval(question, nodes, {k: round(v, 3) for k, v in timings.items()}, q_conf.mode)
+        return Retrieval(question, nodes, {k: round(v, 3) for k, v in timings.items()}, q_conf.mode, best)
 
     def _ego(self, nodes: list[NodeHit], candidates: dict[int, list[WalkHit]]) -> None:
         """Each node's walks become the lines of its pruned ego-graph, in as many characters as
