@@ -107,6 +107,8 @@ def test_ego_mode_in_the_retriever(built):
     # by default in no more characters than walk mode's walks; a set budget is kept
     assert 0 < context_chars(by_ego.walks) <= context_chars(by_walks.walks)
     assert 0 < context_chars(small.walks) <= 40
+    # the walk ranking is walk mode's: the best walk (the extractive answer's) is the same
+    assert by_ego.best is not None and by_ego.best.walk_id == by_walks.walks[0].walk_id == by_walks.best.walk_id
     # with room, the root's line names all four films (the automatic phrase of `directed`)
     first = roomy.walks[0]
     assert first.text.startswith("Dieterle directed ") and set(first.node_labels[1:]) == {"Kismet", "Juarez", "Tennessee Johnson", "Satan Met a Lady"}
