@@ -2,8 +2,9 @@
 
 Unknown keys, wrong types and choices outside their set are errors that name the key, so a typo
 never passes silently. A setting with a closed set of values is typed as a `Literal` alias below
-(one per concept); `load_config` checks it against the alias's values (typing.get_args) for YAML,
-`--set` overrides and keyword values alike, so code reading a loaded Config need not check again.
+(one per concept), a count as `Count` (at least 1); `load_config` checks both (typing.get_args, the
+AtLeast bound) for YAML, `--set` overrides and keyword values alike, so code reading a loaded
+Config need not check again.
 A YAML file may start from another (`base: local.yaml`) and take values from the environment
 (`${QDRANT_URL}`, `${RAY_ADDRESS:-auto}`), so cluster settings and secrets stay out of conf.
 """
@@ -18,7 +19,7 @@ import typing
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 
@@ -45,6 +46,16 @@ Rerank = Literal["auto", "none", "paths", "synthetic"]
 QuestionEncoder = Literal["onnx", "torch"]
 QueryMode = Literal["walks", "ego"]
 WalkDiversity = Literal["none", "ends", "facts"]
+
+
+@dataclass(frozen=True)
+class AtLeast:
+    """A number setting's least value, checked as the config loads (Annotated[int, AtLeast(1)])."""
+
+    least: int
+
+
+Count = Annotated[int, AtLeast(1)]  # how many of something a setting asks for: at least one
 
 
 @dataclass
@@ -177,8 +188,8 @@ class IndexConf:
 
 @dataclass
 class QueryConf:
-    k_nodes: int = 3
-    k_walks: int = 3  # per node
+    k_nodes: Count = 3
+    k_walks: Count = 3  # per node
     # dense: the paper's node search | hybrid: dense fused (RRF) with entity labels found in the question
     node_search: NodeSearch = "hybrid"
     rrf_k: int = 60
@@ -191,8 +202,8 @@ class QueryConf:
     # synthetic (the label-free prior): softmax temperature over the cosines of the question to
     # the topic's relation paths read as questions; lower gives the best path more of the share
     synthetic_temperature: float = 0.02
-    candidates: int = 50  # walks fetched per node before reranking
-    walk_budget: int | None = None  # at most this many walks over all nodes, best first; None = k_nodes x k_walks
+    candidates: Count = 50  # walks fetched per node before reranking
+    walk_budget: Count | None = None  # at most this many walks over all nodes, best first; None = k_nodes x k_walks
     max_question_chars: int = 2000
     # onnx: the question encoder on ONNX Runtime (CPU; a few times faster one question at a time,
     # same vectors within rounding) | torch: the embed stage's own code. A static embed.model is
@@ -210,7 +221,7 @@ class QueryConf:
     # then its neighbours, then theirs (GRAG's soft pruning; kgwalk/query/ego.py)
     mode: QueryMode = "walks"
     # ego: the context's length in characters; None = what walk mode's k_nodes x k_walks walks take
-    ego_chars: int | None = None
+    ego_chars: Count | None = None
 
 
 @dataclass
@@ -374,6 +385,13 @@ def _check(value: Any, tp: Any, key: str, nullable: bool = False) -> Any:
     origin = typing.get_origin(tp)
     if origin is Literal:
         return _choice(value, tp, key, nullable)
+    if origin is Annotated:
+        inner, *bounds = typing.get_args(tp)
+        value = _check(value, inner, key, nullable)
+        for bound in bounds:
+            if isinstance(bound, AtLeast) and value < bound.least:
+                raise KgwalkError(f"config: '{key}' must be >= {bound.least}, got {value!r}")
+        return value
     if dataclasses.is_dataclass(tp):
         if not isinstance(value, dict):
             raise KgwalkError(f"config: '{key}' must be a mapping, got {type(value).__name__}")
@@ -411,7 +429,7 @@ def _check(value: Any, tp: Any, key: str, nullable: bool = False) -> Any:
 
 
 def _build(cls: type, data: dict[str, Any], prefix: str = "") -> Any:
-    hints = typing.get_type_hints(cls)
+    hints = typing.get_type_hints(cls, include_extras=True)  # extras: the AtLeast bounds
     names = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(data) - names)
     if unknown:

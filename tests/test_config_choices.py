@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import pytest
 
-from kgwalk.config import Config, load_config
+from kgwalk.config import AtLeast, Config, load_config
 from kgwalk.errors import KgwalkError
 
 BAD = "bogus"
@@ -112,3 +112,28 @@ def test_the_cli_refuses_a_bad_choice_in_one_line(tmp_path):
         assert line.startswith("kgwalk: error: config: ")
         _assert_names_the_choice(line, *allowed_of[key])
     assert not list(tmp_path.iterdir())  # refused before anything was written
+
+
+def bounded_fields(cls: Any = Config, prefix: str = "") -> Iterator[tuple[str, int]]:
+    """(dotted key, least value) for every setting annotated with an AtLeast bound."""
+    for name, tp in typing.get_type_hints(cls, include_extras=True).items():
+        if dataclasses.is_dataclass(tp):
+            yield from bounded_fields(tp, f"{prefix}{name}.")
+            continue
+        for member in typing.get_args(tp) if typing.get_origin(tp) in (typing.Union, types.UnionType) else (tp,):
+            for bound in getattr(member, "__metadata__", ()):
+                if isinstance(bound, AtLeast):
+                    yield f"{prefix}{name}", bound.least
+
+
+BOUNDS = list(bounded_fields())
+
+
+def test_counts_below_their_least_are_refused_at_load():
+    assert {"query.k_nodes", "query.k_walks", "query.candidates", "query.walk_budget", "query.ego_chars"} <= {k for k, _ in BOUNDS}
+    for key, least in BOUNDS:
+        for load in (lambda: load_config(None, [f"{key}={least - 1}"]), lambda: load_config(None, **{key: least - 1})):
+            with pytest.raises(KgwalkError) as refused:
+                load()
+            assert str(refused.value) == f"config: '{key}' must be >= {least}, got {least - 1}"
+        assert _get(load_config(None, [f"{key}={least}"]), key) == least

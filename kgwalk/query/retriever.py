@@ -35,27 +35,7 @@ if TYPE_CHECKING:
     from kgwalk.query.temporal import TemporalIndex
     from kgwalk.verbalize.template import TemplateVerbalizer
 
-NODE_SEARCHES = ("dense", "hybrid")
-RERANKS = ("auto", "none", "paths", "synthetic")
 PRIORS = ("paths", "synthetic")  # the reranks that score the masked question against relation paths
-ENCODERS = ("onnx", "torch")
-MODES = ("walks", "ego")
-
-
-def check_query_conf(cfg: Config) -> None:
-    q = cfg.query
-    if q.node_search not in NODE_SEARCHES:
-        raise KgwalkError(f"query.node_search must be one of {NODE_SEARCHES}, got {q.node_search!r}")
-    if q.encoder not in ENCODERS:
-        raise KgwalkError(f"query.encoder must be one of {ENCODERS}, got {q.encoder!r}")
-    if q.rerank not in RERANKS:
-        raise KgwalkError(f"query.rerank must be one of {RERANKS}, got {q.rerank!r}")
-    if q.mode not in MODES:
-        raise KgwalkError(f"query.mode must be one of {MODES}, got {q.mode!r}")
-    if q.ego_chars is not None and q.ego_chars < 1:
-        raise KgwalkError("query.ego_chars must be >= 1 (or unset: walk mode's context length)")
-    if q.k_nodes < 1 or q.k_walks < 1 or q.candidates < 1 or (q.walk_budget is not None and q.walk_budget < 1):
-        raise KgwalkError("query: k_nodes, k_walks, candidates and walk_budget must be >= 1")
 
 
 def resolve_rerank(cfg: Config) -> str:
@@ -74,8 +54,7 @@ def resolve_rerank(cfg: Config) -> str:
 
 class Retriever:
     def __init__(self, cfg: Config, embedder: Embedder | None = None, store: VectorStore | None = None) -> None:
-        check_query_conf(cfg)
-        self.cfg = cfg
+        self.cfg = cfg  # query.*'s choices and counts were checked as it loaded (kgwalk/config.py)
         self.store = store or open_store(cfg)
         self._embedder = embedder
         self._lexicon = None
