@@ -216,6 +216,10 @@ class QueryConf:
     # not a walk whose end entity is on a chosen one | facts: ends, nor one that extends a chosen
     # one (kgwalk/query/diversity.py; bench/results/diversity.md)
     diversity: WalkDiversity = "ends"
+    # after a node's best walk, the other ends of its relation path among the node's candidates
+    # ("... starred in Farewell. Also: Underground, Arizona Dream."), in at most this many
+    # characters; 0 = off (kgwalk/query/diversity.py; bench/results/diversity.md)
+    also_chars: int = 0
     # walks: each top node's top walks (the paper) | ego: each top node's ego-graph, the union of
     # its candidate walks, pruned to the edges most relevant to the question and told root first,
     # then its neighbours, then theirs (GRAG's soft pruning; kgwalk/query/ego.py)

@@ -5,16 +5,19 @@ import pytest
 
 import corpus
 from kgwalk.query import Retriever
-from kgwalk.query.diversity import select_walks
+from kgwalk.query.diversity import name_also, select_walks
 from kgwalk.query.hits import WalkHit
 
-ANN, F1, F2, F3, DIRECTOR, FRENCH = 1, 11, 12, 13, 21, 31
-NAMES = {ANN: "Ann", F1: "Farewell", F2: "Kismet", F3: "Juarez", DIRECTOR: "Christian Carion", FRENCH: "French"}
+ANN, F1, F2, F3, DIRECTOR, DIRECTOR2, FRENCH, TOWN = 1, 11, 12, 13, 21, 22, 31, 41
+NAMES = {ANN: "Ann", F1: "Farewell", F2: "Kismet", F3: "Juarez", DIRECTOR: "Christian Carion", DIRECTOR2: "William Dieterle",
+         FRENCH: "French", TOWN: "Cambrai"}
+RELATION = {F1: "acted_in>", F2: "acted_in>", F3: "acted_in>", DIRECTOR: "directed_by>", DIRECTOR2: "directed_by>",
+            FRENCH: "in_language>", TOWN: "born_in>"}
 
 
 def walk(score: float, *nodes: int) -> WalkHit:
     return WalkHit(walk_id=hash(nodes), score=score, kind="bfs", text=", ".join(NAMES[n] for n in nodes), nodes=list(nodes),
-                   node_labels=[NAMES[n] for n in nodes], triples=[], signature="", cosine=score)
+                   node_labels=[NAMES[n] for n in nodes], triples=[], signature="|".join(RELATION[n] for n in nodes[1:]), cosine=score)
 
 
 # best first: one fact with suffixes, another way to the director, then other films
@@ -41,6 +44,27 @@ def test_passed_over_walks_fill_the_rest_best_first():
     assert ends(chosen) == ["Ann, Farewell, Christian Carion", "Ann, Farewell", "Ann, Kismet", "Ann, Kismet, French", "Ann, Juarez"]
     assert [w.score for w in chosen] == sorted((w.score for w in chosen), reverse=True)
     assert select_walks(CANDIDATES[:1], 3, "ends") == CANDIDATES[:1] and select_walks([], 3, "facts") == []
+
+
+def test_the_best_walk_names_the_other_ends_of_its_relation_path():
+    candidates = [walk(0.9, ANN, F1), walk(0.8, ANN, F1, DIRECTOR), walk(0.7, ANN, F2, FRENCH), walk(0.6, ANN, F2),
+                  walk(0.5, ANN, F3), walk(0.4, ANN, F3, DIRECTOR2, TOWN)]
+    shown = select_walks(candidates, 2, "ends")
+    name_also(shown, candidates, 100)
+    # acted_in> reaches Kismet (as the first step of a longer walk, then on its own) and Juarez;
+    # Farewell is shown already
+    assert shown[0].also == [F2, F3] and shown[0].text == "Ann, Farewell Also: Kismet, Juarez."
+    assert shown[1].also == [] and shown[1].text == "Ann, Farewell, Christian Carion"
+    # two steps: Juarez's director, from a three-step walk; the bound keeps the list short
+    best = walk(0.9, ANN, F1, DIRECTOR)
+    name_also([best], candidates, 100)
+    assert best.also == [DIRECTOR2]
+    short = [walk(0.9, ANN, F1)]
+    name_also(short, candidates, len("Kismet"))
+    assert short[0].also == [F2] and short[0].text.endswith("Also: Kismet.")
+    off = [walk(0.9, ANN, F1)]
+    name_also(off, candidates, 0)
+    assert off[0].also == [] and off[0].text == "Ann, Farewell"
 
 
 # Ann acted in one film with many facts and in two others with none: her walks through Farewell

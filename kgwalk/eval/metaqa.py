@@ -111,7 +111,8 @@ class RetrievalScores:
     """Per hop count: the share of questions where ...
 
     topic_recall: the bracketed topic entity is among the top-k nodes;
-    context_recall: a gold answer entity is on a retrieved walk (by entity id);
+    context_recall: a gold answer entity is on a retrieved walk or named after it (query.also_chars),
+        by entity id;
     answer_recall: the share of the question's gold answers on the retrieved walks, averaged
         over questions (a question with 12 answers and 3 in the context counts 0.25);
     extractive_hits1: the end entity of the best-scoring retrieved walk is a gold answer (in ego
@@ -167,7 +168,7 @@ def score_retrieval(retriever, questions: list[Question], hops: int, k_nodes: in
         result = retriever.retrieve(text, k_nodes, k_walks)
         walks = result.walks
         timings.append(result.timings_ms)
-        in_context = q.answers.intersection(node for w in walks for node in w.nodes)
+        in_context = q.answers.intersection(node for w in walks for node in (*w.nodes, *w.also))
         topic += any(n.id == q.topic for n in result.nodes)
         context += bool(in_context)
         answer_share += len(in_context) / max(len(q.answers), 1)

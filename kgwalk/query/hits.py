@@ -20,6 +20,7 @@ class WalkHit:
     triples: list[tuple[str, str, str]]  # (head, relation, tail) as the KG states them
     signature: str  # the relation path, e.g. "directed_by>|<directed_by" (< = walked backwards)
     cosine: float  # the walk's cosine to the question; `score` adds any rerank prior
+    also: list[int] = field(default_factory=list)  # other ends of its relation path, named after its text (query.also_chars)
 
     @property
     def end_node(self) -> int:

@@ -28,7 +28,7 @@ from kgwalk.embed.static import is_static
 from kgwalk.errors import KgwalkError
 from kgwalk.index.records import WalkRecords
 from kgwalk.index.store import VectorStore, collection_names, open_store
-from kgwalk.query.diversity import select_walks
+from kgwalk.query.diversity import name_also, select_walks
 from kgwalk.query.hits import NodeHit, Retrieval, WalkHit, walk_hit
 
 if TYPE_CHECKING:
@@ -222,6 +222,7 @@ class Retriever:
         for node in nodes:
             candidates[node.id] = sorted(node.walks, key=lambda w: -w.score)
             node.walks = select_walks(candidates[node.id], k_walks, q_conf.diversity)  # kgwalk/query/diversity.py
+            name_also(node.walks, candidates[node.id], q_conf.also_chars)
         if q_conf.walk_budget is not None:
             keep = {id(w) for w in sorted((w for n in nodes for w in n.walks), key=lambda w: -w.score)[: q_conf.walk_budget]}
             for node in nodes:
