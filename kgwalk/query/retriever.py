@@ -208,8 +208,10 @@ class Retriever:
         choosing = named if topics or q_conf.diversity != "none" else []
         self.records.sync(self.store.reflects())  # the walk records of the index version searched
         ego = q_conf.mode == "ego"  # each node's candidates become its ego-graph (kgwalk/query/ego.py)
+        walk_mode_fetch = {}  # per node, the candidates walk mode fetches: ego mode's budget is what it would show
         for node in nodes:
-            fetch = max(q_conf.candidates, k_walks) if ego or when or any(node is t for t in choosing) else k_walks
+            walk_mode_fetch[node.id] = max(q_conf.candidates, k_walks) if when or any(node is t for t in choosing) else k_walks
+            fetch = max(q_conf.candidates, k_walks) if ego else walk_mode_fetch[node.id]
             roots = [node.id, *self._alignment()[1].get(node.id, [])]  # an aligned entity's walks are its aliases' too
             hits = sorted((h for root in roots for h in self.store.search(self.walks_collection, q, fetch, root=root)), key=lambda h: -h.score)[:fetch]
             node.walks = [walk_hit(h.score, record) for h, record in zip(hits, self.records.lookup([h.id for h in hits]))]
@@ -221,8 +223,9 @@ class Retriever:
         candidates = {}
         for node in nodes:
             candidates[node.id] = sorted(node.walks, key=lambda w: -w.score)
-            node.walks = select_walks(candidates[node.id], k_walks, q_conf.diversity)  # kgwalk/query/diversity.py
-            name_also(node.walks, candidates[node.id], q_conf.also_chars)
+            fetched = candidates[node.id][: walk_mode_fetch[node.id]]
+            node.walks = select_walks(fetched, k_walks, q_conf.diversity)  # kgwalk/query/diversity.py
+            name_also(node.walks, fetched, q_conf.also_chars)
         if q_conf.walk_budget is not None:
             keep = {id(w) for w in sorted((w for n in nodes for w in n.walks), key=lambda w: -w.score)[: q_conf.walk_budget]}
             for node in nodes:
