@@ -233,6 +233,9 @@ class AnswerConf:
     """The one LLM call per question (Fig. 2b)."""
 
     backend: LLMBackend | None = None  # None = no LLM (answering is an error)
+    # what the prompt's context is: ego: each top node's pruned ego-graph in the characters walk
+    # mode's walks would take (more of the answers: bench/results/ego.md) | walks: the k x k walks
+    context: QueryMode = "ego"
     llm: LLMConf = field(default_factory=lambda: LLMConf(max_tokens=128))
     prompt: PromptConf = field(default_factory=PromptConf)
 

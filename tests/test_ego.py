@@ -4,7 +4,8 @@ character budget and told as grouped lines, root first (kgwalk/query/ego.py)."""
 import pytest
 
 import corpus
-from kgwalk.query import Retriever
+from kgwalk.query import Answerer, Retriever
+from kgwalk.query.answer import context_text
 from kgwalk.query.ego import context_chars, ego_contexts, walk_steps
 from kgwalk.query.hits import NodeHit, WalkHit
 from kgwalk.walks.labels import signature, walk_triples
@@ -117,3 +118,28 @@ def test_ego_mode_in_the_retriever(built):
     assert [w.node_labels[0] for w in roomy.walks][0] == "Dieterle"
     for r in retrievers:
         r.close()
+
+
+class EchoModel:
+    """A chat model that records the prompts it is given and answers nothing."""
+
+    def __init__(self):
+        self.prompts = []
+
+    def chat(self, conversations):
+        self.prompts += conversations
+        return ["" for _ in conversations]
+
+
+def test_the_answer_prompt_reads_the_ego_graph_by_default(built):
+    folder, kg = built
+    question = "which films did Dieterle direct"
+    for context in ("ego", "walks"):
+        model = EchoModel()
+        answerer = Answerer(corpus.config(folder, kg, [f"answer.context={context}"] if context == "walks" else []), model=model)
+        answer = answerer.answer(question, k_nodes=1, k_walks=2)
+        answerer.close()
+        assert answer.retrieval.mode == context
+        assert {w.kind for w in answer.retrieval.walks} <= ({"ego"} if context == "ego" else {"bfs", "random"})
+        user = model.prompts[0][1]["content"]
+        assert context_text(answer.retrieval) in user

@@ -206,10 +206,14 @@ def test_answer_with_an_llm(cfg, direct):
     system, user = prompts[-1]["messages"][0]["content"], prompts[-1]["messages"][-1]["content"]
     assert system == PAPER_ANSWER_SYSTEM_PROMPT
     assert got["answer"] == f'Sure! Here is the sentence:\n"{ChatServer.sentence(user)}" Hope it helps.' and got["known"]
-    want = direct.retrieve(question, 2, 2).to_json()
+    # the context is the retrieval in answer.context's mode (ego: the top nodes' pruned ego-graphs,
+    # in the characters the 2 x 2 walks take)
+    want = direct.retrieve(question, 2, 2, mode=llm_cfg.answer.context).to_json()
     assert walk_ids(got["nodes"]) == walk_ids(want["nodes"])
     texts = [w["text"] for n in got["nodes"] for w in n["walks"]]
-    assert len(texts) == 4 and all(f"- {t}" in user for t in texts)  # the retrieved walks are the context
+    walks = direct.retrieve(question, 2, 2, mode="walks").walks
+    assert texts and all(f"- {t}" in user for t in texts)
+    assert len("\n".join(f"- {t}" for t in texts)) <= len("\n".join(f"- {w.text}" for w in walks))
     assert {"llm", "total", "embed"} <= set(got["timings_ms"])
 
 

@@ -37,7 +37,8 @@ def is_refusal(reply: str) -> bool:
 
 
 def context_text(retrieval: Retrieval) -> str:
-    """The retrieved walks' sentences, best first, one per line."""
+    """The retrieved walks' sentences, best first, one per line (answer.context=ego: the lines of
+    the top nodes' pruned ego-graphs, root first)."""
     return "\n".join(f"- {w.text}" for w in retrieval.walks)
 
 
@@ -102,7 +103,7 @@ class Answerer:
     def answer_many(self, questions: list[str], k_nodes: int | None = None, k_walks: int | None = None) -> list[Answer]:
         """One LLM call per question; the calls go to the model together (batched or concurrent)."""
         start = time.perf_counter()
-        retrievals = [self.retriever.retrieve(q, k_nodes, k_walks) for q in questions]
+        retrievals = [self.retriever.retrieve(q, k_nodes, k_walks, mode=self.cfg.answer.context) for q in questions]
         model = self.model  # loaded (or read from its cache) before the clock starts: llm time is generation only
         llm_start = time.perf_counter()
         replies = model.chat([answer_prompt(self.cfg, q, r) for q, r in zip(questions, retrievals)])

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kgwalk.config import Config, load_config
+from kgwalk.config import Config, QueryMode, load_config
 from kgwalk.embed.model import Embedder, make_embedder
 from kgwalk.embed.static import is_static
 from kgwalk.errors import KgwalkError
@@ -160,8 +160,11 @@ class Retriever:
     def from_config(cls, conf: str | None = None, overrides: list[str] | None = None, **values: Any) -> Retriever:
         return cls(load_config(conf, overrides, **values))
 
-    def retrieve(self, question: str, k_nodes: int | None = None, k_walks: int | None = None) -> Retrieval:
+    def retrieve(self, question: str, k_nodes: int | None = None, k_walks: int | None = None, mode: QueryMode | None = None) -> Retrieval:
+        """The top k_nodes nodes, each with its top k_walks walks; in ego `mode` (query.mode when
+        None), each with the lines of its pruned ego-graph in as many characters instead."""
         q_conf = self.cfg.query
+        mode = mode or q_conf.mode
         if not question.strip():
             raise KgwalkError("the question is empty")
         if len(question) > q_conf.max_question_chars:
@@ -207,7 +210,7 @@ class Retriever:
         # a diversity rule chooses their k walks among candidates too, with a prior or without
         choosing = named if topics or q_conf.diversity != "none" else []
         self.records.sync(self.store.reflects())  # the walk records of the index version searched
-        ego = q_conf.mode == "ego"  # each node's candidates become its ego-graph (kgwalk/query/ego.py)
+        ego = mode == "ego"  # each node's candidates become its ego-graph (kgwalk/query/ego.py)
         walk_mode_fetch = {}  # per node, the candidates walk mode fetches: ego mode's budget is what it would show
         for node in nodes:
             walk_mode_fetch[node.id] = max(q_conf.candidates, k_walks) if when or any(node is t for t in choosing) else k_walks
@@ -234,7 +237,7 @@ class Retriever:
         if ego:
             self._ego(nodes, candidates)
         lap("rerank")
-        return Retrieval(question, nodes, {k: round(v, 3) for k, v in timings.items()}, q_conf.mode, best)
+        return Retrieval(question, nodes, {k: round(v, 3) for k, v in timings.items()}, mode, best)
 
     def _ego(self, nodes: list[NodeHit], candidates: dict[int, list[WalkHit]]) -> None:
         """Each node's walks become the lines of its pruned ego-graph, in as many characters as

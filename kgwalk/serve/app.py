@@ -34,7 +34,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_valida
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from kgwalk.config import Config
+from kgwalk.config import Config, QueryMode
 from kgwalk.errors import KgwalkError, PortInUse
 from kgwalk.query import Answerer, Retrieval, Retriever
 from kgwalk.query.answer import check_answer_conf
@@ -182,10 +182,10 @@ class _Locked:
         self.retriever = retriever
         self.lock = threading.Lock()
 
-    def retrieve(self, question: str, k_nodes: int | None = None, k_walks: int | None = None) -> Retrieval:
+    def retrieve(self, question: str, k_nodes: int | None = None, k_walks: int | None = None, mode: QueryMode | None = None) -> Retrieval:
         with self.lock:
             try:
-                return self.retriever.retrieve(question, k_nodes, k_walks)
+                return self.retriever.retrieve(question, k_nodes, k_walks, mode)
             except KgwalkError as e:
                 raise _BadRetrieval(str(e)) from e
 
