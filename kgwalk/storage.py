@@ -54,6 +54,25 @@ def read_version(path: str | Path, version: int, columns: list[str] | None = Non
     return dt.to_pyarrow_table(columns=columns)
 
 
+def read_rows(path: str | Path, version: int, columns: list[str], key: str | None = None, values: Iterable[int] = ()) -> pa.Table:
+    """One version of a table, or only its rows whose integer column `key` is among `values`,
+    filtered by delta-rs' own engine: only those rows reach Python, and pyarrow.dataset (which
+    imports pandas, a quarter of a second) is never loaded. Row order is not kept."""
+    dt = open_table(path)
+    dt.load_as_version(version)
+    predicate = None
+    if key is not None:
+        listed = ", ".join(str(int(v)) for v in values)
+        predicate = f"{key} IN ({listed})" if listed else "false"
+    # the RecordBatchReader, not pa.table(): that would import pandas to ask whether it got a DataFrame
+    table = pa.RecordBatchReader.from_stream(dt.scan(columns=columns, predicate=predicate)).read_all()
+    return table.cast(pa.schema([f.with_type(_VIEWLESS.get(f.type, f.type)) for f in table.schema]))
+
+
+# delta-rs' engine hands strings over as views; the rest of kgwalk reads them as plain Arrow strings
+_VIEWLESS = {pa.string_view(): pa.string(), pa.binary_view(): pa.binary()}
+
+
 def table_exists(path: str | Path) -> bool:
     return DeltaTable.is_deltatable(str(path))
 

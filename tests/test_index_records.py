@@ -51,7 +51,7 @@ def test_walk_hits_show_the_tables_rows_while_points_carry_ids_only(tmp_path):
     store = open_store(cfg)
     _, walks_c = collection_names(cfg)
     _, _, payloads = store.retrieve(walks_c, np.array(sorted(walks), np.int64))
-    assert payloads == [{"walk_id": i, "root": walks[i]["root"]} for i in sorted(walks)]
+    assert payloads == [{"root": walks[i]["root"]} for i in sorted(walks)]  # the walk id is the point id
     store.close()
     retriever = Retriever(cfg)
     seen = 0
@@ -67,7 +67,27 @@ def test_walk_hits_show_the_tables_rows_while_points_carry_ids_only(tmp_path):
     retriever.close()
 
 
-def test_records_follow_the_versions_the_index_reflects(tmp_path):
+def test_records_read_on_demand_equal_those_held_in_memory(tmp_path):
+    """A one-shot reader (`kgwalk query`) reads only its hits' rows: the very same records, in the
+    order asked, repeated ids included; a missing id is an error either way."""
+    cfg = built(tmp_path)
+    ids = sorted(expected_walks(cfg))
+    store = open_store(cfg)
+    reflects = store.reflects()
+    store.close()
+    held, on_demand = WalkRecords(cfg), WalkRecords(cfg, on_demand=True)
+    for records in (held, on_demand):
+        records.sync(reflects)
+    asked = [ids[3], ids[0], ids[-1], ids[3]]
+    assert on_demand.lookup(asked) == held.lookup(asked) and [r["walk_id"] for r in on_demand.lookup(asked)] == asked
+    assert on_demand.lookup(ids) == held.lookup(ids) and on_demand.lookup([]) == []
+    for records in (held, on_demand):
+        with pytest.raises(KgwalkError, match="run `kgwalk index`"):
+            records.lookup([ids[0], 12345])
+
+
+@pytest.mark.parametrize("on_demand", [False, True])
+def test_records_follow_the_versions_the_index_reflects(tmp_path, on_demand):
     """After a refresh, records synced to the old index version still show its walks (a reader
     on the old generation), and the new version's walks only at the new version."""
     cfg = built(tmp_path)
@@ -85,7 +105,7 @@ def test_records_follow_the_versions_the_index_reflects(tmp_path):
     gone, added = sorted(set(old_walks) - set(new_walks)), sorted(set(new_walks) - set(old_walks))
     assert gone and added and new_reflects != old_reflects
 
-    records = WalkRecords(cfg)
+    records = WalkRecords(cfg, on_demand=on_demand)
     records.sync(old_reflects)
     assert [r["text"] for r in records.lookup(gone)] == [old_walks[i]["text"] for i in gone]
     with pytest.raises(KgwalkError, match="run `kgwalk index`"):
