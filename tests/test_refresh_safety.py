@@ -117,7 +117,7 @@ def test_queries_during_a_refresh_see_the_old_or_the_new_index(baseline, tmp_pat
         sides = set()
         for node in store.search(nodes_c, rng.standard_normal(64).astype(np.float32), 1000):  # every node
             root = node.payload["id"]
-            seen = frozenset(h.payload["walk_id"] for h in store.search(walks_c, np.ones(64, np.float32), 1000, root=root))
+            seen = frozenset(h.id for h in store.search(walks_c, np.ones(64, np.float32), 1000, root=root))
             assert seen and all(h.payload["root"] == root for h in store.search(walks_c, np.ones(64, np.float32), 5, root=root))
             assert seen in (old.get(root), new.get(root)), "a node with walks of neither version"
             if old.get(root) != new.get(root):
