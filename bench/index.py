@@ -1,11 +1,15 @@
 """The index stage, before (issue 21 part B) and after, on the same synthetic KG and vectors, in one run.
 
     flock /tmp/kgwalk-heavy.lock .venv/bin/python bench/index.py [--edges 100k] [--baseline-ref 515337f]
+    flock /tmp/kgwalk-heavy.lock .venv/bin/python bench/index.py --source /tmp/kgwalk-bench/mq-static/metaqa \
+        --model static --sides baseline,candidate --baseline-ref <commit> --candidate-set query.diversity=none --report index-metaqa-static
 
 1. One warehouse with the stages before the index (ingest, walks, verbalize, embed) of
    `kgwalk synth --edges N`, embedded by the hashing stand-in (`hashing-384`: MiniLM's size):
    every side indexes the very same vectors table, so only the index differs. A warehouse that
-   already holds these tables is reused (they are inputs here, not measured).
+   already holds these tables is reused (they are inputs here, not measured). `--source` takes
+   them from a KG already built instead (e.g. the full MetaQA build with the static embedder),
+   linked read-only into each side's warehouse.
 2. Each side copies it and runs the index stage in a process of its own: `baseline` runs the
    kgwalk source of `--baseline-ref` (extracted with `git archive`), the others this checkout:
    `candidate` with the defaults, `candidate-float32` with index.vector_datatype=float32 (the
@@ -47,6 +51,10 @@ def rss_mib() -> float:
         return next(int(line.split()[1]) / 1024 for line in f if line.startswith("VmRSS:"))
 
 
+def kg_name(args: argparse.Namespace) -> str:
+    return Path(args.source).name if args.source else "synth"
+
+
 def side(args: argparse.Namespace) -> None:
     """Runs in the side's own process: the index stage, then the questions; prints one JSON line."""
     import numpy as np
@@ -56,7 +64,7 @@ def side(args: argparse.Namespace) -> None:
     from kgwalk.stages import folder_bytes, run_index
     from kgwalk.storage import read_table
 
-    cfg = load_config(None, overrides(args.model) + SIDES[args.side], name="synth", warehouse=args.warehouse)
+    cfg = load_config(None, overrides(args.model) + SIDES[args.side] + args.candidate_set, name=kg_name(args), warehouse=args.warehouse)
     start = time.perf_counter()
     result = run_index(cfg)
     seconds = time.perf_counter() - start
@@ -139,6 +147,11 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--baseline-ref", default="515337f", help="the commit before issue 21 part B")
     ap.add_argument("--warehouse", default="/tmp/kgwalk-bench/index")
+    ap.add_argument("--source", help="a built KG's folder (<warehouse>/<name>) whose tables to index, instead of a synthetic KG")
+    ap.add_argument("--sides", default=",".join(SIDES), help="which sides to run, comma-separated")
+    ap.add_argument("--candidate-set", action="append", default=[], metavar="KEY=VALUE",
+                    help="a setting for the sides running this checkout only (e.g. query.diversity=none: retrieval options the baseline lacks)")
+    ap.add_argument("--report", help="results file name (default: index, or index-<model> for another model)")
     ap.add_argument("--side", choices=list(SIDES), help=argparse.SUPPRESS)  # internal: one side, in its own process
     args = ap.parse_args()
     if args.side:
@@ -147,17 +160,28 @@ def main() -> None:
     sys.path.insert(0, str(REPO / "bench"))
     from report import save_report
 
-    kg = REPO / "data" / "synth" / f"synth_{args.edges.lower()}.parquet"
-    source = prepare(args, kg)
+    sides = args.sides.split(",")
+    source = Path(args.source).parent if args.source else prepare(args, REPO / "data" / "synth" / f"synth_{args.edges.lower()}.parquet")
     old_src = baseline_source(args.baseline_ref, Path(args.warehouse) / "baseline-src")
     runs = {}
-    for name in SIDES:
+    for name in sides:
         warehouse = Path(args.warehouse) / name
         shutil.rmtree(warehouse, ignore_errors=True)
-        shutil.copytree(source, warehouse, ignore=shutil.ignore_patterns("qdrant"))  # the tables only
+        if args.source:  # the tables linked (read-only here), the stage's state copied
+            kg = warehouse / kg_name(args)
+            kg.mkdir(parents=True)
+            for table in Path(args.source).iterdir():
+                if table.name == "state":
+                    shutil.copytree(table, kg / table.name)
+                elif table.is_dir() and table.name != "qdrant":
+                    (kg / table.name).symlink_to(table)
+        else:
+            shutil.copytree(source, warehouse, ignore=shutil.ignore_patterns("qdrant"))  # the tables only
         env = dict(os.environ, PYTHONPATH=str(old_src) if name == "baseline" else str(REPO))
         cmd = [sys.executable, str(Path(__file__).resolve()), "--side", name, "--warehouse", str(warehouse),
-               "--model", args.model, "--queries", str(args.queries)]
+               "--model", args.model, "--queries", str(args.queries)] + (["--source", args.source] if args.source else [])
+        if name != "baseline":
+            cmd += [a for kv in args.candidate_set for a in ("--candidate-set", kv)]
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             sys.exit(f"{name} failed:\n{done.stderr[-3000:]}")
@@ -167,7 +191,7 @@ def main() -> None:
             sys.exit(f"{name} imported {runs[name]['kgwalk']}, not the source under {expected}")
         print(f"{name}: {runs[name]['walks']:,} walks in {runs[name]['seconds']:.1f} s", flush=True)
 
-    base = runs["baseline"]
+    base = runs[sides[0]]
     rows = []
     for name, r in runs.items():
         rate = r["walks"] / r["seconds"]
@@ -180,10 +204,10 @@ def main() -> None:
             f"| {agree['delta']:.1e} | {agree['same']:.3f} |"
         )
     facts = [
-        f"- KG: `kgwalk synth --edges {args.edges}` (seed 0); {base['walks']:,} walks, {base['nodes']:,} nodes; vectors: {args.model} (the same Delta table for every side)",
-        (f"- baseline: kgwalk at `{args.baseline_ref}` (full payload: ids, kind, count, nodes, directions, text and labels; float32 cosine; "
-         "vectors as Python lists; converted by the optimizer); candidate: this checkout (payload walk_id and root; float16; memoryview "
-         "vectors on a writer thread; no optimizer conversion of the walks collection)"),
+        (f"- KG: {args.source} (tables as built)" if args.source else f"- KG: `kgwalk synth --edges {args.edges}` (seed 0)")
+        + f"; {base['walks']:,} walks, {base['nodes']:,} nodes; vectors: {args.model} (the same Delta table for every side)",
+        f"- baseline: kgwalk at `{args.baseline_ref}`; candidate: this checkout (git {git_head()}, working tree)"
+        + (f", with {' '.join(args.candidate_set)} (so that both retrieve alike)" if args.candidate_set else ""),
         ("- index stage = the whole `kgwalk index` (reading the tables, walks, nodes, node sums, commit); points/s = walks / its seconds; "
          "bytes = allocated blocks of the index folder (both collections and the node sums) / walks"),
         (f"- questions: {args.queries} walk texts drawn with seed 0, retrieved warm with dense node search, k_nodes={K_NODES}, k_walks={K_WALKS}, "
@@ -198,8 +222,13 @@ def main() -> None:
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         *rows,
     ]
-    name = "index" if args.model == "hashing-384" else f"index-{args.model}"
-    save_report(name, f"Index stage: baseline vs candidate (synthetic KG, {args.model})", facts, body)
+    name = args.report or ("index" if args.model == "hashing-384" else f"index-{args.model}")
+    what = Path(args.source).name if args.source else "synthetic KG"
+    save_report(name, f"Index stage: baseline vs candidate ({what}, {args.model})", facts, body)
+
+
+def git_head() -> str:
+    return subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False).stdout.strip()
 
 
 if __name__ == "__main__":
