@@ -127,13 +127,14 @@ def tabulate(warehouse: Path, per_hop: int) -> None:
         "- equal length: ego mode's budget per question is the character length of walk mode's context for that question "
         "(`- text` lines, as the answer prompt shows them); the `context chars` column shows both",
         "- context recall: a gold answer entity is in the context; answer-set recall: the share of the gold answers in it; "
-        "extractive Hits@1 is a walk-ranking measure and is not defined for ego lines",
+        "extractive Hits@1 reads the walk ranking (Retrieval.best), the same in both modes, so it is not shown",
         "- latency: 2 shared cores, under the heavy-job lock; ego's extra cost is fetching 50 candidates for non-topic nodes and the pruning",
     ]
     llm = {h: json.loads((warehouse / f"ego_answer_{h}.json").read_text()) for h in (1, 2, 3) if (warehouse / f"ego_answer_{h}.json").exists()}
     if llm:
         body += ["", "SmolLM2-135M-Instruct (Q4_1, transformers, one thread) answering plain dev questions, zero-shot (synthetic prior), "
-                 "k 3x3, each mode's context (bench/answer.py's sub-corpus and dev sample):", "",
+                 "k 3x3, each mode's context (bench/answer.py's sub-corpus and dev sample; 20 questions a hop count, so one question is 5 points; "
+                 "string-matched as in bench/results/answer.md):", "",
                  "| mode | hops | questions | Hits@1 | hallucinated | missing | context recall | context chars | s / answer |",
                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
         for mode in MODES:
