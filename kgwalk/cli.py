@@ -13,6 +13,7 @@ from dataclasses import asdict
 from kgwalk.config import Config, load_config
 from kgwalk.errors import BusyError, KgwalkError, PortInUse, QualityGateFailed
 from kgwalk.log import timed
+from kgwalk.stages import STAGES, Runner, check_refresh_input, stage_named
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -26,21 +27,13 @@ def _common(p: argparse.ArgumentParser) -> None:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kgwalk", description="Walk&Retrieve corpus builder")
     sub = parser.add_subparsers(dest="command", required=True)
-    for name, help_text in [
-        ("build", "all stages: ingest, walks, verbalize, embed, index"),
-        ("ingest", "read a KG file into Delta tables (entities, relations, edges, rejected)"),
-    ]:
-        p = sub.add_parser(name, help=help_text)
+    stage_commands = [(sub.add_parser("build", help="all stages: " + ", ".join(s.command for s in STAGES)), True)]
+    stage_commands += [(sub.add_parser(s.command, help=s.help), s.reads_kg_file) for s in STAGES]
+    for p, reads_kg_file in stage_commands:
         _common(p)
-        p.add_argument("--kg", help="KG file (conf: kg.path)")
-        p.add_argument("--format", help="pipe | tsv | csv | nt | parquet (default: by suffix)")
-    for name, help_text in [
-        ("walks", "Spark job: BFS and random walks from every entity -> Delta `walks`"),
-        ("verbalize", "Ray pipeline: one sentence per walk -> Delta `texts`"),
-        ("embed", "Ray actor pool: sentence vectors -> Delta `vectors`"),
-        ("index", "walk and node vectors -> Qdrant"),
-    ]:
-        _common(sub.add_parser(name, help=help_text))
+        if reads_kg_file:
+            p.add_argument("--kg", help="KG file (conf: kg.path)")
+            p.add_argument("--format", help="pipe | tsv | csv | nt | parquet (default: by suffix)")
     r = sub.add_parser("refresh", help="apply a change set or a new snapshot; recompute only what it reaches")
     _common(r)
     source = r.add_mutually_exclusive_group(required=True)
@@ -213,8 +206,6 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _refresh(args: argparse.Namespace) -> int:
-    from kgwalk.refresh.job import check_refresh_input, run_refresh
-
     cfg = config_from_args(args)
     path, snapshot = args.changes or args.snapshot, bool(args.snapshot)
     check_refresh_input(cfg, path, snapshot)  # before "refresh: started"
@@ -223,32 +214,26 @@ def _refresh(args: argparse.Namespace) -> int:
         from kgwalk.spark import get_spark
 
         spark = get_spark(cfg.spark)
-    report = timed("refresh", lambda: run_refresh(cfg, path, args.format or "auto", snapshot, spark), lambda r: r.summary())
+    report = timed("refresh", lambda: Runner(cfg, spark).refresh(path, args.format or "auto", snapshot), lambda r: r.summary())
     print(json.dumps({"refresh": report.summary(), "kg": report.kg.summary() if report.kg else "already applied",
                       "seconds": {k: round(v, 2) for k, v in report.seconds.items()}}))
     return 0
 
 
-def _stage(args: argparse.Namespace) -> int:
-    """`build` or one stage; each takes the writer lock itself."""
-    from kgwalk import stages
+def _build(args: argparse.Namespace) -> int:
+    Runner(config_from_args(args)).build()
+    return 0
 
-    run_stage: Callable[[Config], object] = {
-        "build": stages.run_build,
-        "ingest": stages.run_ingest,
-        "walks": stages.run_walks,
-        "verbalize": stages.run_verbalize,
-        "embed": stages.run_embed,
-        "index": stages.run_index,
-    }[args.command]
-    run_stage(config_from_args(args))
+
+def _stage(args: argparse.Namespace) -> int:
+    Runner(config_from_args(args)).run(stage_named(args.command))
     return 0
 
 
 _HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "synth": _synth, "serve": _serve, "query": _query, "answer": _answer, "fit-paths": _fit_paths, "eval": _eval,
-    "status": _status, "refresh": _refresh,
-    **dict.fromkeys(("build", "ingest", "walks", "verbalize", "embed", "index"), _stage),
+    "status": _status, "refresh": _refresh, "build": _build,
+    **dict.fromkeys((s.command for s in STAGES), _stage),
 }
 
 

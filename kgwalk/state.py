@@ -1,10 +1,9 @@
 """What every writer shares: table names and their versions, the state record, the writer lock.
 
 Every derived table records, per row of the Delta table `state`, the version it is at and the
-versions of its inputs it was computed from (`DERIVED_INPUTS`: walks <- edges/entities/relations,
-texts <- walks (+ labels), vectors <- texts, index <- walks/texts/vectors (+ labels)). A refresh
-diffs each input between the recorded version and the current one, so any step can be re-run
-after a crash. Build and refresh take the same writer lock.
+versions of its inputs it was computed from (each table's inputs are declared with its stage in
+kgwalk.stages). A refresh diffs each input between the recorded version and the current one, so
+any step can be re-run after a crash. Build and refresh take the same writer lock.
 """
 
 from __future__ import annotations
@@ -29,13 +28,8 @@ from kgwalk.errors import BusyError, KgwalkError
 from kgwalk.storage import read_table, table_exists, table_version, write_table
 
 KG_TABLES = ("edges", "entities", "relations")
-DERIVED_INPUTS: dict[str, tuple[str, ...]] = {
-    "walks": KG_TABLES,
-    "texts": ("walks", "entities", "relations"),
-    "vectors": ("texts",),
-    "index": ("walks", "texts", "vectors", "entities", "relations"),
-}
-# the command that makes each table, for the error a missing one ends in
+# the command that makes each table another reads, for the error a missing one ends in (readers
+# below the stages, e.g. the query side, say it too)
 _PRODUCER = {"edges": "ingest", "entities": "ingest", "relations": "ingest", "walks": "walks", "texts": "verbalize", "vectors": "embed"}
 
 STATE_SCHEMA = pa.schema(

@@ -16,7 +16,6 @@ from kgwalk.config import Config, load_config
 from kgwalk.embed.model import make_embedder
 from kgwalk.embed.pipeline import VECTORS_SCHEMA, embed_batch
 from kgwalk.index.store import collection_names, open_store
-from kgwalk.state import KG_TABLES
 from kgwalk.storage import read_table, write_table
 from kgwalk.verbalize.pipeline import CACHE_KEY, TEXTS_SCHEMA, WALK_COLUMNS, Verbalization, load_labels
 from kgwalk.walks import WalkSpec, all_walks
@@ -38,16 +37,16 @@ def walks_in_process(cfg: Config) -> None:
     """Ingest and walks, as the stages record them, without Spark."""
     stages.run_ingest(cfg)
     spec = WalkSpec.from_conf(cfg.walks)
-    stages.recorded(cfg, "walks", KG_TABLES, lambda: write_table(cfg.table("walks"), all_walks(load_graph(cfg), spec).cast(WALKS_SCHEMA)))
+    stages.recorded(cfg, stages.WALKS, lambda: write_table(cfg.table("walks"), all_walks(load_graph(cfg), spec).cast(WALKS_SCHEMA)))
 
 
 def build_in_process(cfg: Config) -> None:
     walks_in_process(cfg)
     walks = read_table(cfg.table("walks"), WALK_COLUMNS)
     texts = Verbalization(cfg.verbalize, load_labels(cfg))(walks).drop_columns([CACHE_KEY])
-    stages.recorded(cfg, "texts", ("walks", "entities", "relations"), lambda: write_table(cfg.table("texts"), texts.cast(TEXTS_SCHEMA)))
+    stages.recorded(cfg, stages.TEXTS, lambda: write_table(cfg.table("texts"), texts.cast(TEXTS_SCHEMA)))
     vectors = embed_batch(make_embedder(cfg.embed.model, precision=cfg.embed.precision), read_table(cfg.table("texts")))
-    stages.recorded(cfg, "vectors", ("texts",), lambda: write_table(cfg.table("vectors"), vectors.cast(VECTORS_SCHEMA)))
+    stages.recorded(cfg, stages.VECTORS, lambda: write_table(cfg.table("vectors"), vectors.cast(VECTORS_SCHEMA)))
     stages.run_index(cfg)
 
 

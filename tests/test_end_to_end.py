@@ -12,7 +12,8 @@ from kgwalk.config import load_config
 from kgwalk.index.build import build_index
 from kgwalk.query import Retriever
 from kgwalk.query.paths import PRIOR_TABLE
-from kgwalk.stages import run_build
+from kgwalk.stages import INDEX, run_build
+from kgwalk.state import versions
 from kgwalk.storage import read_table
 
 from conftest import TINY_KG
@@ -88,7 +89,7 @@ def test_server_backend_gives_the_same_answers(built, tmp_path):
     server_cfg = load_config(
         None, ["index.backend=server", f"index.url={tmp_path / 'qdrant-local'}"], name=cfg.name, warehouse=cfg.warehouse
     )
-    build_index(server_cfg, progress=False)
+    build_index(server_cfg, versions(server_cfg, INDEX.inputs), progress=False)
     edge = Retriever(cfg)
     server = Retriever(server_cfg, embedder=edge.embedder)
     for question in ("who directed Kismet", "what language is Farewell in"):

@@ -17,7 +17,7 @@ import pytest
 from corpus import build_in_process, config, corpus, embedder_output_matches
 from conftest import tables_from
 from kgwalk.errors import KgwalkError
-from kgwalk.refresh.affected import affected_roots
+from kgwalk.walks.affected import affected_roots
 from kgwalk.refresh.job import run_refresh
 from kgwalk.state import read_state
 from kgwalk.storage import read_table

@@ -112,7 +112,7 @@ def test_refresh_rewalks_every_root_whose_mirrors_change(seed):
             rows.setdefault(w["root"], set()).add((w["walk_id"], w["count"]))
         by_root.append(rows)
         tables.append(t)
-    from kgwalk.refresh.affected import affected_roots
+    from kgwalk.walks.affected import affected_roots
 
     changed = {r for r in set(by_root[0]) | set(by_root[1]) if by_root[0].get(r) != by_root[1].get(r)}
     relations = pa.concat_tables([t.relations.select(["id", "label"]) for t in tables]).group_by(["id", "label"]).aggregate([])

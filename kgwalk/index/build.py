@@ -22,7 +22,6 @@ from kgwalk.embed.pipeline import arrow_to_vectors
 from kgwalk.errors import KgwalkError
 from kgwalk.index.base import ROOT_FIELD
 from kgwalk.index.store import collection_names, open_store
-from kgwalk.state import DERIVED_INPUTS, versions
 from kgwalk.storage import open_table, read_table
 from kgwalk.walks.labels import LabelLookup, load_labels
 
@@ -108,7 +107,9 @@ def matching_vectors(meta_ids: np.ndarray, meta_text_ids: np.ndarray, batch: pa.
     return rows[keep], arrow_to_vectors(batch.column("vector").take(pa.array(keep)))
 
 
-def build_index(cfg: Config, progress: bool = True) -> IndexResult:
+def build_index(cfg: Config, reflects: dict[str, int], progress: bool = True) -> IndexResult:
+    """Every walk point and node point, in new collections switched live at the end; the live
+    index records `reflects`, the versions of the tables it was built from (read before them)."""
     labels = load_labels(cfg)
     meta = walk_meta(read_table(cfg.table("walks"), PAYLOAD_COLUMNS, what="walks"), read_table(cfg.table("texts"), ["walk_id", "text_id"], what="verbalize"))
     if not meta.num_rows:
@@ -119,7 +120,6 @@ def build_index(cfg: Config, progress: bool = True) -> IndexResult:
     meta_text_ids = meta.column("text_id").to_numpy()
     taken = np.zeros(len(meta_ids), bool)
 
-    reflects = versions(cfg, DERIVED_INPUTS["index"])
     with closing(open_store(cfg)) as store:
         store.begin()
         nodes_c, walks_c = collection_names(cfg)

@@ -1,2 +1,2 @@
-"""Incremental refresh: apply a change set or a snapshot and recompute only what it reaches
-(`job.run_refresh`); `status` says what each derived table reflects."""
+"""Incremental refresh from Python (`job.run_refresh`; the per-table updates are declared with
+their stages in kgwalk.stages) and `status`: what each derived table reflects."""

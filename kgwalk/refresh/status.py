@@ -5,32 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 from kgwalk.config import Config
-from kgwalk.index.store import index_version
-from kgwalk.state import DERIVED_INPUTS, KG_TABLES, lock_path, read_state
-from kgwalk.storage import commit_metadata, table_exists, table_version
+from kgwalk.stages import Runner
+from kgwalk.state import lock_path, read_state
+from kgwalk.storage import table_exists
 
 
 def status_data(cfg: Config) -> dict[str, Any]:
     """What `kgwalk status` says, as data (the query service's GET /status): the KG tables'
-    versions and last change, what each derived table reflects and whether it is behind, the
-    index's layout, the last refresh and the writer lock."""
+    versions and last change, what each derived table reflects and whether it is behind (from the
+    stage declarations), the index's layout, the last refresh and the writer lock."""
+    tables = Runner(cfg).status()
+    kg, derived, now = tables["kg"], tables["derived"], tables["versions"]
     state = read_state(cfg)
-    now = {t: table_version(cfg.table(t)) for t in (*KG_TABLES, "walks", "texts", "vectors") if table_exists(cfg.table(t))}
-    if cfg.index.backend == "edge":
-        now["index"] = index_version(cfg)
-    kg = [{"table": table, "version": now[table],
-           "change": commit_metadata(cfg.table(table)).get("change", state[table].reflects.get("source", "?") if table in state else "?")}
-          for table in KG_TABLES if table in now]
-    derived: list[dict[str, Any]] = []
-    for table, inputs in DERIVED_INPUTS.items():
-        if table not in state:
-            derived.append({"table": table, "built": False})
-            continue
-        s = state[table]
-        derived.append({"table": table, "built": True, "version": s.version, "updated": s.updated,
-                        "reflects": {t: s.reflects[t] for t in inputs if t in s.reflects},
-                        "behind": [{"table": t, "reflects": s.reflects.get(t), "current": now[t]}
-                                   for t in inputs if t in now and s.reflects.get(t) != now[t]]})
     layout = None
     if now.get("index"):
         from kgwalk.index.edge import EdgeStore

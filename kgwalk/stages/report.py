@@ -1,10 +1,18 @@
-"""What a refresh did, step by step: filled by the refresh job and its index step."""
+"""What a build and a refresh did, stage by stage."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kgwalk.refresh.changes import KgUpdate
+from kgwalk.kg.changes import KgUpdate
+
+
+@dataclass
+class BuildReport:
+    seconds: dict[str, float] = field(default_factory=dict)
+    walks: int = 0
+    nodes: int = 0
+    index_bytes: int = 0
 
 
 @dataclass

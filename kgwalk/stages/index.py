@@ -1,11 +1,12 @@
-"""Refresh step 5: bring the index to the current walks/texts/vectors by applying differences.
+"""The vector index: walk points and node points built in full from walks, texts and vectors
+(build), or brought to the current tables by applying their differences (refresh).
 
-Walk points: upsert new walks and walks whose text changed (vector from `vectors`), rewrite the
-payload of walks whose count or labels changed (vector kept), delete walks that are gone. Node
-points: recompute the node vector of every root whose walk set or walk vectors changed, with the
-same fixed-point sums a full build uses, so bit-identical: the edge backend keeps those sums, so
-only the changed walks' vectors are added and subtracted; otherwise from all the root's walks.
-Update relabelled nodes, delete nodes that have no walks any more.
+Refresh: upsert walk points of new walks and walks whose text changed (vector from `vectors`),
+rewrite the payload of walks whose count or labels changed (vector kept), delete walks that are
+gone. Node points: recompute the node vector of every root whose walk set or walk vectors
+changed, with the same fixed-point sums a full build uses, so bit-identical: the edge backend
+keeps those sums, so only the changed walks' vectors are added and subtracted; otherwise from all
+the root's walks. Update relabelled nodes, delete nodes that have no walks any more.
 
 The edge backend writes a copy of the live generation and switches to it at once; the server
 backend writes in place in an order that never shows a walk without its node: nodes first,
@@ -25,11 +26,12 @@ from kgwalk.config import Config
 from kgwalk.errors import KgwalkError
 from kgwalk.faults import crashpoint
 from kgwalk.index.base import VectorStore
-from kgwalk.index.build import PAYLOAD_COLUMNS, NodeSums, matching_vectors, node_payloads, walk_meta, walk_payloads, with_texts
+from kgwalk.index.build import PAYLOAD_COLUMNS, IndexResult, NodeSums, matching_vectors, node_payloads, walk_meta, walk_payloads, with_texts
 from kgwalk.index.store import collection_names, index_version, open_store
-from kgwalk.refresh.diff import isin, mentions, relabelled, text_pairs
-from kgwalk.refresh.report import RefreshReport
-from kgwalk.state import DERIVED_INPUTS, TableState, record, versions
+from kgwalk.stages.base import Stage, Step, folder_bytes
+from kgwalk.stages.diff import isin, mentions, relabelled, text_pairs
+from kgwalk.stages.report import RefreshReport
+from kgwalk.state import record, versions
 from kgwalk.storage import open_table, read_table, read_version, table_files
 from kgwalk.walks.labels import load_labels
 
@@ -84,9 +86,25 @@ def _rows_of(cfg: Config, table: str, columns: list[str], ids: np.ndarray) -> pa
     return dataset.to_table(columns=columns, filter=ds.field("walk_id").isin(pa.array(ids, pa.int64())))
 
 
-def refresh_index(cfg: Config, state: dict[str, TableState], report: RefreshReport) -> None:
-    done = state["index"].reflects
-    inputs = DERIVED_INPUTS["index"]
+def _build(step: Step) -> IndexResult:
+    from kgwalk.index.build import build_index
+
+    return build_index(step.cfg, versions(step.cfg, step.stage.inputs))
+
+
+def _describe(cfg: Config, r: IndexResult) -> str:
+    size = folder_bytes(cfg.root / "qdrant") if cfg.index.backend == "edge" else 0
+    text = f"{r.walks:,} walk points, {r.nodes:,} node points"
+    if r.entities_without_walks:
+        text += f" ({r.entities_without_walks:,} entities have no walk and no node point)"
+    return text + (f"; index {size / 2**20:,.1f} MiB" if size else "")
+
+
+def _update(step: Step) -> None:
+    """The index's own pending check: it records no settings and no base, and the live index
+    says what it reflects (a refresh killed after the index commit has nothing left to write)."""
+    cfg, report, inputs = step.cfg, step.report, step.stage.inputs
+    done = step.state["index"].reflects
     now = versions(cfg, inputs)
     if all(done.get(t) == now[t] for t in inputs):
         report.skipped.append("index")
@@ -188,3 +206,12 @@ def _apply(cfg: Config, store: VectorStore, done: dict[str, Any], now: dict[str,
     report.nodes_deleted = len(dead_roots)
     crashpoint("index.before_commit")
     store.commit(now)
+
+
+INDEX: Stage[IndexResult] = Stage(
+    name="index", command="index", help="walk and node vectors -> Qdrant",
+    inputs=("walks", "texts", "vectors", "entities", "relations"), build=_build, describe=_describe, update=_update,
+    version=index_version,
+    # a server keeps no generations: its version is shown only for the edge backend
+    current=lambda cfg: index_version(cfg) if cfg.index.backend == "edge" else None,
+)

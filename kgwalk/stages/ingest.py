@@ -1,0 +1,117 @@
+"""The KG tables (entities, relations, edges, rejected): read from the KG file in full, or
+changed by a change set or a new snapshot (refresh's first step)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from kgwalk.config import Config
+from kgwalk.errors import KgwalkError
+from kgwalk.faults import crashpoint
+from kgwalk.log import log, timed
+from kgwalk.stages.base import Stage, Step
+from kgwalk.state import KG_TABLES, record, versions
+from kgwalk.storage import commit_metadata, read_table, table_version, write_table
+
+if TYPE_CHECKING:  # read lazily: `kgwalk query` builds the CLI from these declarations
+    from kgwalk.kg.ingest import IngestResult
+
+
+def check_kg_file(cfg: Config) -> str:
+    """The KG file ingest will read (it exists): checked before the writer lock is taken, so a
+    wrong --kg leaves no folder behind."""
+    from kgwalk.kg.readers import input_file
+
+    if not cfg.kg.path:
+        raise KgwalkError("no KG file given: pass --kg FILE or set kg.path in conf")
+    input_file(cfg.kg.path)
+    return cfg.kg.path
+
+
+def _preflight(cfg: Config) -> None:
+    check_kg_file(cfg)
+    if cfg.ingest.align:
+        from kgwalk.kg.align import read_overrides
+
+        read_overrides(cfg.ingest.align_overrides)  # a bad decisions file fails before anything is written
+
+
+def _build(step: Step) -> IngestResult:
+    from kgwalk.kg.ingest import ingest
+
+    cfg = step.cfg
+    check = None
+    if cfg.quality.gates:
+        from kgwalk.quality import gate_ingest
+
+        check = lambda r: gate_ingest(cfg, r)  # noqa: E731
+    result = ingest(check_kg_file(cfg), cfg.root, cfg.kg.format, cfg.ingest.max_label_length, check)
+    for table, version in versions(cfg, KG_TABLES).items():
+        record(cfg, table, version, {"source": str(cfg.kg.path)})
+    if cfg.ingest.align:  # the review table; queries recompute the links from the tables they read
+        from kgwalk.kg.align import write_alignment
+
+        i = cfg.ingest
+        timed("align", lambda: write_alignment(cfg.root, result.entities, result.edges, i.align_threshold, i.align_overrides), str)
+    return result
+
+
+def _change_id(path: str, snapshot: bool) -> str:
+    digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:24]
+    return f"{'snapshot' if snapshot else 'changes'}:{digest}"
+
+
+def _applied(cfg: Config, change_id: str) -> int | None:
+    """The edges version this change input was applied in, if it is the latest change, so that a
+    retry of the same run (cron, a crash) is a no-op. Only the latest counts: a change set whose
+    content equals an older one that a later change undid is a new change. Skipping it when it is
+    the latest is exact, since applying a change set or snapshot twice in a row equals applying it
+    once (adds of present and removals of absent edges change nothing)."""
+    if commit_metadata(cfg.table("edges")).get("change") == change_id:
+        return table_version(cfg.table("edges"))
+    return None
+
+
+def _update(step: Step) -> None:
+    """The change input -> new versions of entities, relations, edges (edges last: its commit,
+    tagged with the change id, is what marks the change as applied)."""
+    from kgwalk.kg.changes import KgTables, apply_changes, snapshot_update
+    from kgwalk.kg.readers import read_kg
+
+    cfg, change = step.cfg, step.change
+    assert change is not None, "a refresh step is given its change input"
+    change_id = _change_id(change.path, change.snapshot)
+    version = _applied(cfg, change_id)
+    if version is not None:
+        log(f"refresh: {change.path} was applied already (edges version {version}); bringing the corpus up to date")
+        return
+    read = read_kg(change.path, change.format, cfg.ingest.max_label_length, with_op=not change.snapshot)
+    old = KgTables(*(read_table(cfg.table(t), what="ingest") for t in ("entities", "relations", "edges")))
+    update = (snapshot_update if change.snapshot else apply_changes)(old, read, str(change.path))
+    if not update.tables.edges.num_rows:
+        raise KgwalkError(f"{change.path}: the change would leave the KG without edges; refusing")
+    if cfg.quality.gates:
+        from kgwalk.quality import gate_kg
+
+        t = update.tables
+        gate_kg(cfg, t.entities, t.relations, t.edges, len(read.triples) + len(read.rejected), update.rejected.num_rows)
+    # `base` tells this run's commits from an earlier application of the same content
+    meta = {"change": change_id, "base": table_version(cfg.table("edges"))}
+    if update.rejected.num_rows and commit_metadata(cfg.table("rejected")) != meta:
+        write_table(cfg.table("rejected"), update.rejected, mode="append", metadata=meta)
+    write_table(cfg.table("entities"), update.tables.entities, metadata=meta)
+    write_table(cfg.table("relations"), update.tables.relations, metadata=meta)
+    crashpoint("kg.labels_written")
+    write_table(cfg.table("edges"), update.tables.edges, metadata=meta)
+    for table, v in versions(cfg, KG_TABLES).items():
+        record(cfg, table, v, meta)
+    step.report.kg = update
+
+
+INGEST: Stage[IngestResult] = Stage(
+    name="kg", command="ingest", help="read a KG file into Delta tables (entities, relations, edges, rejected)",
+    inputs=(), build=_build, describe=lambda cfg, r: r.summary(), update=_update,
+    preflight=_preflight, reads_kg_file=True,
+)

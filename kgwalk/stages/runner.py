@@ -1,0 +1,146 @@
+"""`STAGES`, every table of the build in dependency order, and the `Runner` that walks them for
+`build`, a single stage, `refresh` and `status`.
+
+Every run takes the KG's writer lock (a build holds it across its stages, a stage run inside it
+takes it again) and prints one line of progress per stage.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, TypeVar
+
+from kgwalk.config import Config
+from kgwalk.errors import KgwalkError
+from kgwalk.faults import crashpoint
+from kgwalk.log import log, timed
+from kgwalk.stages.base import ChangeInput, Stage, Step, folder_bytes, recorded
+from kgwalk.stages.index import INDEX
+from kgwalk.stages.ingest import INGEST
+from kgwalk.stages.report import BuildReport, RefreshReport
+from kgwalk.stages.texts import TEXTS
+from kgwalk.stages.vectors import VECTORS
+from kgwalk.stages.walks import WALKS
+from kgwalk.state import KG_TABLES, read_state, writer_lock
+from kgwalk.storage import commit_metadata, table_exists, table_version
+
+R = TypeVar("R")
+
+STAGES: tuple[Stage[Any], ...] = (INGEST, WALKS, TEXTS, VECTORS, INDEX)
+
+
+def stage_named(command: str) -> Stage[Any]:
+    """The stage a `kgwalk` subcommand runs."""
+    return next(s for s in STAGES if s.command == command)
+
+
+def check_refresh_input(cfg: Config, path: str, snapshot: bool) -> None:
+    """The change input is a file and the KG exists: checked before the writer lock, which creates
+    the KG's folder, so a wrong path or name ends in one line and leaves nothing behind."""
+    from kgwalk.kg.readers import input_file
+
+    input_file(path, "snapshot" if snapshot else "change set")
+    if not cfg.root.is_dir():
+        raise KgwalkError(f"nothing to refresh: no KG named {cfg.name!r} in {cfg.warehouse} (run `kgwalk build` first)")
+
+
+class Runner:
+    """Runs the declared stages on one KG. `spark`: a session for the walks (build: the walks
+    job starts its own when none is given; refresh: the affected roots are walked in this
+    process when none is given)."""
+
+    def __init__(self, cfg: Config, spark: Any = None, stages: tuple[Stage[Any], ...] = STAGES) -> None:
+        self.cfg, self.spark, self.stages = cfg, spark, stages
+
+    def run(self, stage: Stage[R]) -> R:
+        """One stage in full, under the writer lock, timed; a derived table's input versions and
+        settings are recorded in the state table."""
+        cfg = self.cfg
+        if stage.preflight:
+            stage.preflight(cfg)
+        step = Step(cfg, stage, self.spark)
+        compute = (lambda: recorded(cfg, stage, lambda: stage.build(step))) if stage.derived else (lambda: stage.build(step))
+        with writer_lock(cfg, f"kgwalk {stage.command}"):
+            return timed(stage.command, compute, lambda result: stage.describe(cfg, result))
+
+    def build(self) -> BuildReport:
+        """Every stage in full, in order, under one writer lock (taken after the preflight checks,
+        so a wrong path leaves nothing behind).
+
+        A build is not a refresh from empty: the full path walks every root as a Spark job and
+        verbalizes and embeds on Ray, where an update works in this process on the difference
+        to the recorded versions; from empty it would do all the work in one process."""
+        cfg, report = self.cfg, BuildReport()
+        for stage in self.stages:
+            if stage.preflight:
+                stage.preflight(cfg)
+        results: dict[str, Any] = {}
+        with writer_lock(cfg, "kgwalk build"):
+            for stage in self.stages:
+                start = time.perf_counter()
+                results[stage.name] = self.run(stage)
+                report.seconds[stage.command] = time.perf_counter() - start
+        index = results[INDEX.name]
+        report.walks, report.nodes = index.walks, index.nodes
+        report.index_bytes = folder_bytes(cfg.root / "qdrant")
+        total = sum(report.seconds.values())
+        log(
+            f"build: {report.walks:,} walks, {report.nodes:,} nodes in {total:.1f} s "
+            + "(" + ", ".join(f"{k} {v:.1f} s" for k, v in report.seconds.items()) + ")"
+            + (f"; index {report.index_bytes / 2**20:,.1f} MiB at {cfg.root / 'qdrant'}" if report.index_bytes else "")
+        )
+        return report
+
+    def refresh(self, path: str, fmt: str = "auto", snapshot: bool = False) -> RefreshReport:
+        """Apply a change set (or a new snapshot) and bring every derived table up to date by
+        recomputing only what the change reaches, under the writer lock.
+
+        Each update diffs its inputs between the versions its table's state row records and the
+        current ones, and applies only the difference; its commit carries the same facts as
+        metadata. So a refresh killed anywhere is completed by running it again: updates that
+        landed are recognised and skipped, the others redo the same deterministic work."""
+        cfg = self.cfg
+        check_refresh_input(cfg, path, snapshot)
+        report, change = RefreshReport(), ChangeInput(path, fmt, snapshot)
+        with writer_lock(cfg, "kgwalk refresh"):
+            state = read_state(cfg)
+            derived = [s for s in self.stages if s.derived]
+            missing = [s.name for s in derived if s.name not in state]
+            if missing:
+                raise KgwalkError(f"nothing to refresh: no recorded {missing[0]} (run `kgwalk build` first)")
+            for stage in derived:
+                if stage.settings and state[stage.name].reflects.get("settings") != stage.fingerprint(cfg):
+                    raise KgwalkError(f"{stage.name} settings changed since the corpus was built: refresh recomputes only changes; run `kgwalk build`")
+            for stage in self.stages:
+                start = time.perf_counter()
+                stage.update(Step(cfg, stage, self.spark, report, change, read_state(cfg)))
+                report.seconds[stage.name] = time.perf_counter() - start
+                crashpoint(f"{stage.name}.done")
+        return report
+
+    def status(self) -> dict[str, Any]:
+        """What the tables are at: the KG tables' versions and last change, and per derived table
+        its recorded version, the input versions it reflects and which of them moved on."""
+        cfg = self.cfg
+        state = read_state(cfg)
+        now: dict[str, int] = {t: table_version(cfg.table(t)) for t in KG_TABLES if table_exists(cfg.table(t))}
+        for stage in self.stages:
+            version = stage.current_version(cfg) if stage.derived else None
+            if version is not None:
+                now[stage.name] = version
+        kg = [{"table": table, "version": now[table],
+               "change": commit_metadata(cfg.table(table)).get("change", state[table].reflects.get("source", "?") if table in state else "?")}
+              for table in KG_TABLES if table in now]
+        derived: list[dict[str, Any]] = []
+        for stage in self.stages:
+            if not stage.derived:
+                continue
+            if stage.name not in state:
+                derived.append({"table": stage.name, "built": False})
+                continue
+            s, inputs = state[stage.name], stage.inputs
+            derived.append({"table": stage.name, "built": True, "version": s.version, "updated": s.updated,
+                            "reflects": {t: s.reflects[t] for t in inputs if t in s.reflects},
+                            "behind": [{"table": t, "reflects": s.reflects.get(t), "current": now[t]}
+                                       for t in inputs if t in now and s.reflects.get(t) != now[t]]})
+        return {"kg": kg, "derived": derived, "versions": now}

@@ -1,0 +1,99 @@
+"""The walks table: every root's walks as a Spark job (build), or the walks of the roots an edge
+change can reach, in this process or as a Spark job (refresh)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+
+from kgwalk.config import Config
+from kgwalk.faults import crashpoint
+from kgwalk.stages.base import Stage, Step
+from kgwalk.stages.diff import isin
+from kgwalk.state import KG_TABLES, record
+from kgwalk.storage import read_table, read_version, write_table
+from kgwalk.walks.spec import WalkSpec
+from kgwalk.walks.table import WALKS_SCHEMA
+
+if TYPE_CHECKING:
+    from kgwalk.walks.graph import Graph
+    from kgwalk.walks.spark_job import WalksResult
+
+# walk settings that decide how fast the walks are made, not which
+_HOW = ("engine", "max_graph_bytes", "roots_per_batch", "max_paths_per_batch")
+
+
+def _settings(cfg: Config) -> dict[str, Any]:
+    return {k: v for k, v in asdict(cfg.walks).items() if k not in _HOW}
+
+
+def _build(step: Step) -> WalksResult:
+    from kgwalk.walks.spark_job import build_walks
+
+    return build_walks(step.cfg, step.spark)
+
+
+def _describe(cfg: Config, r: WalksResult) -> str:
+    w = cfg.walks
+    return f"{r.walks:,} walks from {r.roots:,} roots ({r.engine} engine; {','.join(w.kinds)}, direction {w.direction}, depth {w.depth})"
+
+
+def walk_roots(cfg: Config, graph: Graph, roots: np.ndarray, spec: WalkSpec, spark: Any = None) -> pa.Table:
+    """Walks of the given roots: the in-memory engine in this process, or spread over Spark
+    tasks (spark-submit jobs/refresh_walks.py) for big change sets."""
+    from kgwalk.walks.engine import generate_walks
+
+    if spark is None:
+        tables = list(generate_walks(graph, roots, spec, cfg.walks.roots_per_batch, cfg.walks.max_paths_per_batch))
+        return pa.concat_tables(tables) if tables else WALKS_SCHEMA.empty_table()
+    from kgwalk.walks.spark_job import walk_roots_on_spark
+
+    return walk_roots_on_spark(cfg, spark, graph, roots, spec)
+
+
+def _update(step: Step) -> None:
+    """Recompute the walks of every root the edge changes can reach, keep the rest."""
+    from kgwalk.walks.affected import affected_roots
+    from kgwalk.walks.graph import Graph
+
+    reflects = step.pending()
+    if reflects is None:
+        return
+    cfg, report = step.cfg, step.report
+    done, base = step.state["walks"].reflects, step.state["walks"].version
+    spec = WalkSpec.from_conf(cfg.walks)
+    old_edges = read_version(cfg.table("edges"), done["edges"], ["src", "rel", "dst"])
+    columns = {"edges": ["src", "rel", "dst"], "entities": ["id"], "relations": ["id", "label"]}  # labels name explicit inverses
+    new = {t: read_table(cfg.table(t), columns[t]) for t in KG_TABLES}
+    old_relations = read_version(cfg.table("relations"), done["relations"], ["id", "label"])
+    relations = pa.concat_tables([old_relations, new["relations"]]).group_by(["id", "label"]).aggregate([])
+    roots = affected_roots(old_edges, new["edges"], spec, relations)
+    graph = Graph.from_arrow(new["edges"], new["entities"], new["relations"], cfg.walks.direction)
+    walk_now = roots[isin(roots, graph.node_ids)]  # affected roots that are still entities
+    fresh = walk_roots(cfg, graph, walk_now, spec, step.spark)
+    old = read_version(cfg.table("walks"), base)
+    touched = isin(old.column("root"), roots)
+    before = old.filter(pa.array(touched))
+    walks = pa.concat_tables([old.filter(pa.array(~touched)), fresh.cast(WALKS_SCHEMA)])
+    if cfg.quality.gates:
+        from kgwalk.quality import gate_walks
+
+        gate_walks(cfg, walks)
+    crashpoint("walks.computed")
+    version = write_table(cfg.table("walks"), walks, metadata=reflects)
+    crashpoint("walks.written")
+    record(cfg, "walks", version, reflects)
+    report.affected_roots = len(roots)
+    report.walks_recomputed = fresh.num_rows
+    old_ids, new_ids = before.column("walk_id").to_numpy(), fresh.column("walk_id").to_numpy()
+    report.walks_added = int((~np.isin(new_ids, old_ids)).sum())
+    report.walks_removed = int((~np.isin(old_ids, new_ids)).sum())
+
+
+WALKS: Stage[WalksResult] = Stage(
+    name="walks", command="walks", help="Spark job: BFS and random walks from every entity -> Delta `walks`",
+    inputs=KG_TABLES, build=_build, describe=_describe, update=_update, settings=_settings,
+)
