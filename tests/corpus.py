@@ -50,6 +50,15 @@ def build_in_process(cfg: Config) -> None:
     stages.run_index(cfg)
 
 
+def built_kg(folder: Path, triples: list[tuple[str, str, str]]) -> tuple[Path, Path]:
+    """(folder, KG file): these (head, relation, tail) triples as a pipe-separated file in
+    `folder`, built there in this process with the test config."""
+    kg = folder / "kg.txt"
+    kg.write_text("".join(f"{h}|{r}|{t}\n" for h, r, t in triples))
+    build_in_process(config(folder, kg))
+    return folder, kg
+
+
 def _rows(cfg: Config, table: str) -> list[str]:
     return sorted(map(str, read_table(cfg.table(table)).to_pylist()))
 

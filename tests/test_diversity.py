@@ -76,11 +76,7 @@ KG = [("Ann Actor", "acted_in", "Farewell"), ("Ann Actor", "acted_in", "Kismet")
 
 @pytest.fixture(scope="module")
 def small_corpus(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("diversity")
-    kg = folder / "kg.txt"
-    kg.write_text("".join(f"{h}|{r}|{t}\n" for h, r, t in KG))
-    corpus.build_in_process(corpus.config(folder, kg))
-    return folder, kg
+    return corpus.built_kg(tmp_path_factory.mktemp("diversity"), KG)
 
 
 @pytest.mark.parametrize("question", ["in which language is the Ann Actor film Farewell",

@@ -90,11 +90,7 @@ KG = [("Dieterle", "directed", film) for film in ("Kismet", "Juarez", "Tennessee
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("ego")
-    kg = folder / "kg.txt"
-    kg.write_text("".join(f"{h}|{r}|{t}\n" for h, r, t in KG))
-    corpus.build_in_process(corpus.config(folder, kg))
-    return folder, kg
+    return corpus.built_kg(tmp_path_factory.mktemp("ego"), KG)
 
 
 def test_ego_mode_in_the_retriever(built):

@@ -101,12 +101,7 @@ def test_a_year_that_names_the_topic_is_not_a_time():
 
 @pytest.fixture(scope="module")
 def temporal_corpus(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("temporal")
-    kg = folder / "kg.txt"
-    kg.write_text("".join(f"{h}|{r}|{t}\n" for h, r, t in KG))
-    cfg = corpus.config(folder, kg)
-    corpus.build_in_process(cfg)
-    return folder, kg
+    return corpus.built_kg(tmp_path_factory.mktemp("temporal"), KG)
 
 
 def retriever(temporal_corpus, on: bool) -> Retriever:
