@@ -135,8 +135,7 @@ def _query(args: argparse.Namespace) -> int:
 
     cfg = config_from_args(args)
     _check_k(cfg, args)
-    with closing(Retriever(cfg)) as retriever:
-        retriever.records.on_demand = True  # one question: read its walks' rows, not every walk's
+    with closing(Retriever(cfg, records_on_demand=True)) as retriever:  # one question: its walks' rows, not every walk's
         retrieval = retriever.retrieve(args.question, args.k_nodes, args.k_walks)
     if args.json:
         print(json.dumps(retrieval.to_json(), ensure_ascii=False))

@@ -53,7 +53,10 @@ def resolve_rerank(cfg: Config) -> str:
 
 
 class Retriever:
-    def __init__(self, cfg: Config, embedder: Embedder | None = None, store: VectorStore | None = None) -> None:
+    def __init__(self, cfg: Config, embedder: Embedder | None = None, store: VectorStore | None = None, *,
+                 records_on_demand: bool = False) -> None:
+        """`records_on_demand`: read each question's walk records from the tables rather than
+        holding them all in memory (one question, then exit: `kgwalk query`)."""
         self.cfg = cfg  # query.*'s choices and counts were checked as it loaded (kgwalk/config.py)
         self.store = store or open_store(cfg)
         self._embedder = embedder
@@ -63,7 +66,7 @@ class Retriever:
         self._derived: dict[str, tuple[dict[str, int] | None, Any]] = {}  # see _current
         self.rerank = resolve_rerank(cfg)
         self.nodes_collection, self.walks_collection = collection_names(cfg)
-        self.records = WalkRecords(cfg)  # what walk hits show: walk points carry ids only
+        self.records = WalkRecords(cfg, records_on_demand)  # what walk hits show: walk points carry ids only
 
     @property
     def embedder(self) -> Embedder:
@@ -211,10 +214,11 @@ class Retriever:
         choosing = named if topics or q_conf.diversity != "none" else []
         self.records.sync(self.store.reflects())  # the walk records of the index version searched
         ego = mode == "ego"  # each node's candidates become its ego-graph (kgwalk/query/ego.py)
+        wide = max(q_conf.candidates, k_walks)
         walk_mode_fetch = {}  # per node, the candidates walk mode fetches: ego mode's budget is what it would show
         for node in nodes:
-            walk_mode_fetch[node.id] = max(q_conf.candidates, k_walks) if when or any(node is t for t in choosing) else k_walks
-            fetch = max(q_conf.candidates, k_walks) if ego else walk_mode_fetch[node.id]
+            walk_mode_fetch[node.id] = wide if when or any(node is t for t in choosing) else k_walks
+            fetch = wide if ego else walk_mode_fetch[node.id]
             roots = [node.id, *self._alignment()[1].get(node.id, [])]  # an aligned entity's walks are its aliases' too
             hits = sorted((h for root in roots for h in self.store.search(self.walks_collection, q, fetch, root=root)), key=lambda h: -h.score)[:fetch]
             node.walks = [walk_hit(h.score, record) for h, record in zip(hits, self.records.lookup([h.id for h in hits]))]

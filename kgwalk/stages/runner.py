@@ -55,9 +55,13 @@ class Runner:
     def run(self, stage: Stage[R]) -> R:
         """One stage in full, under the writer lock, timed; a derived table's input versions and
         settings are recorded in the state table."""
-        cfg = self.cfg
         if stage.preflight:
-            stage.preflight(cfg)
+            stage.preflight(self.cfg)
+        return self._run(stage)
+
+    def _run(self, stage: Stage[R]) -> R:
+        """`run` after the preflight check (a build checks every stage's before its first)."""
+        cfg = self.cfg
         step = Step(cfg, stage, self.spark)
         compute = (lambda: recorded(cfg, stage, lambda: stage.build(step))) if stage.derived else (lambda: stage.build(step))
         with writer_lock(cfg, f"kgwalk {stage.command}"):
@@ -78,7 +82,7 @@ class Runner:
         with writer_lock(cfg, "kgwalk build"):
             for stage in self.stages:
                 start = time.perf_counter()
-                results[stage.name] = self.run(stage)
+                results[stage.name] = self._run(stage)
                 report.seconds[stage.command] = time.perf_counter() - start
         index = results[INDEX.name]
         report.walks, report.nodes = index.walks, index.nodes
