@@ -180,11 +180,9 @@ def test_retrieval_error_is_400_with_its_message(cfg):
 
 
 def test_answer_without_llm_is_503_naming_the_setting(client):
-    start = time.monotonic()
     with pytest.raises(KgwalkClientError) as err:
         client.answer("who directed Kismet")
     assert err.value.status_code == 503 and "answer.backend" in err.value.detail
-    assert time.monotonic() - start < 5  # reported, not waited for
 
 
 def test_answer_with_an_llm(cfg, direct):
