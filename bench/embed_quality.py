@@ -65,7 +65,8 @@ def copy_subcorpus(warehouse: Path, source: str, name: str, topics: np.ndarray, 
     shutil.rmtree(target, ignore_errors=True)
     target.mkdir(parents=True)
     for table in COPIED:
-        shutil.copytree(warehouse / source / table, target / table)
+        if (warehouse / source / table).exists():  # a source without a fitted prior has none to copy
+            shutil.copytree(warehouse / source / table, target / table)
     kept = walks.filter(pc.is_in(walks["root"], pa.array(roots)))
     write_deltalake(str(target / "walks"), kept)
     return kept, roots

@@ -202,6 +202,13 @@ class QueryConf:
     # synthetic (the label-free prior): softmax temperature over the cosines of the question to
     # the topic's relation paths read as questions; lower gives the best path more of the share
     synthetic_temperature: float = 0.02
+    # synthetic: how many relation steps the question asks for, read from its length: its content
+    # words (the topic and function words left out) / words_per_hop; a path scores hop_weight
+    # less per step it differs from that count (0 = off). Tuned on MetaQA dev: questions spend
+    # about 1.75 content words a step ("what movies did E act in": 2; "who directed the films E
+    # acted in": 4); bench/results/zero_shot_ranking.md
+    words_per_hop: float = 1.75
+    hop_weight: float = 0.08
     candidates: Count = 50  # walks fetched per node before reranking
     walk_budget: Count | None = None  # at most this many walks over all nodes, best first; None = k_nodes x k_walks
     max_question_chars: int = 2000

@@ -11,7 +11,7 @@ import pytest
 
 import corpus
 from kgwalk.query import Retriever
-from kgwalk.query.synthetic import corpus_paths, embed_cached, path_questions
+from kgwalk.query.synthetic import SyntheticPrior, corpus_paths, embed_cached, expected_hops, path_questions
 from kgwalk.verbalize.template import TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
@@ -81,6 +81,40 @@ def test_path_vectors_are_cached_by_model_and_texts(tmp_path, monkeypatch):
     assert np.allclose(np.linalg.norm(first, axis=1), 1.0)
     embed_cached(Counting(), "other model", ["a?", "b?"])  # another model: its own vectors
     assert Counting.calls == 2
+
+
+def test_a_question_asks_for_as_many_steps_as_its_content_words_say():
+    # the masked topic and function words do not count; "where" and the relation words do
+    assert expected_hops("what movies did E act in", 2.0) == 1.0
+    assert expected_hops("who directed the films that E acted in", 1.5) == 2.0
+    assert expected_hops("where is the club of E headquartered", 1.5) == 2.0
+
+
+class _Walk:
+    def __init__(self, sig: str) -> None:
+        self.signature, self.cosine, self.score = sig, 0.5, 0.5
+
+
+def test_a_path_loses_hop_weight_per_step_it_differs_from_the_question(tmp_path, monkeypatch):
+    """The longer path reads closer to both questions (as "E starred in something, which was directed
+    by what?" does to "what movies did E act in"); the step count decides where cosine cannot."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    one, two = (["starred_actors"], [True]), (["starred_actors", "directed_by"], [True, False])
+
+    class Fixed:  # the 2-step path's questions lie 0.05 closer to the question than the 1-step's
+        def encode(self, texts):
+            return np.array([[1.0, 0.0] if "something" in t else [0.95, np.sqrt(1 - 0.95**2)] for t in texts], np.float32)
+
+    def shares(question: str, hop_weight: float) -> np.ndarray:
+        prior = SyntheticPrior([one, two], TemplateVerbalizer({}), Fixed(), "fixed", 0.02, words_per_hop=2.0, hop_weight=hop_weight)
+        return prior.shares(question, np.array([1.0, 0.0], np.float32), [_Walk(signature(*one)), _Walk(signature(*two))])
+
+    short, long = "what movies did E act in", "who directed the movies that E acted in"
+    assert shares(short, 0.0)[1] > 0.75  # cosine alone: the longer path
+    assert shares(short, 0.08)[0] > 0.75  # one step asked: the 1-step path
+    assert shares(long, 0.08)[1] > 0.75  # two steps asked: the 2-step path still
+    with pytest.raises(Exception, match="words_per_hop"):
+        SyntheticPrior([one], TemplateVerbalizer({}), Fixed(), "fixed", 0.02, words_per_hop=0.0, hop_weight=0.08)
 
 
 @pytest.fixture(scope="module")

@@ -171,7 +171,8 @@ class PathPrior:
         total = sum(votes.values()) or 1.0
         return {s: v / total for s, v in votes.items()}
 
-    def rerank(self, masked_vector: np.ndarray, walks: list, weight: float) -> None:
+    def rerank(self, masked_question: str, masked_vector: np.ndarray, walks: list, weight: float) -> None:
+        """(The masked question's text goes unread: its nearest examples' paths have their own lengths.)"""
         votes = self.votes(masked_vector)
         for w in walks:
             w.score = w.cosine + weight * votes.get(w.signature, 0.0)
