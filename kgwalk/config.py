@@ -406,7 +406,7 @@ def _check(value: Any, tp: Any, key: str, nullable: bool = False) -> Any:
             if isinstance(bound, AtLeast) and value < bound.least:
                 raise KgwalkError(f"config: '{key}' must be >= {bound.least}, got {value!r}")
         return value
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):  # a class, not an instance
         if not isinstance(value, dict):
             raise KgwalkError(f"config: '{key}' must be a mapping, got {type(value).__name__}")
         return _build(tp, value, key + ".")
@@ -457,14 +457,15 @@ def _set_path(data: dict[str, Any], dotted: str, value: Any) -> None:
     """Set a dotted key. Inside a free-form mapping (spark.settings) the rest of the key is one
     key, since those keys have dots of their own: spark.settings.spark.driver.memory=8g."""
     parts = dotted.split(".")
-    node, cls = data, Config
+    node = data
+    cls: type | None = Config  # the section's dataclass; None inside a free-form mapping
     while len(parts) > 1:
         p = parts.pop(0)
         hint = typing.get_type_hints(cls).get(p) if cls else None
         node = node.setdefault(p, {})
         if not isinstance(node, dict):
             raise KgwalkError(f"config: cannot set '{dotted}': '{p}' is not a section")
-        cls = hint if dataclasses.is_dataclass(hint) else None
+        cls = hint if isinstance(hint, type) and dataclasses.is_dataclass(hint) else None
         if typing.get_origin(hint) is dict:
             parts = [".".join(parts)]
     node[parts[0]] = value
