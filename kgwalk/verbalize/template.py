@@ -81,7 +81,8 @@ def fallback_phrases(relation: str) -> tuple[str, str]:
     words = relation_words(relation)
     base = without_inverse_marker(words)
     inverse = base is not None
-    words = base if inverse else words
+    if base is not None:
+        words = base
     if not words:
         return relation, f"is the {relation} of"
     forward, backward = _phrases_of_words(words)
