@@ -120,7 +120,7 @@ def _lines(path: Path, out: ReadResult) -> Iterator[tuple[int, str]]:
             yield line_no, text
 
 
-def _clean(value: object, what: str, max_len: int) -> tuple[str | None, str | None]:
+def _clean(value: object, what: str, max_len: int) -> tuple[str, None] | tuple[None, str]:
     """(normalized value, None) or (None, reason)."""
     if value is None:
         return None, f"missing {what}"
@@ -144,11 +144,11 @@ def _add(out: ReadResult, line_no: int, fields: list, text: str, max_len: int, o
         return
     clean = []
     for value, what in zip(fields, ("head", "relation", "tail")):
-        v, reason = _clean(value, what, max_len)
-        if reason:
-            out.rejected.append((line_no, reason, text))
+        cleaned = _clean(value, what, max_len)
+        if cleaned[0] is None:
+            out.rejected.append((line_no, cleaned[1], text))
             return
-        clean.append(v)
+        clean.append(cleaned[0])
     out.triples.append((line_no, clean[0], clean[1], clean[2]))
     if op is not None:
         out.ops.append(_OPS[str(op).strip().lower()])
@@ -263,11 +263,11 @@ def _nt_line(line_no: int, text: str, out: ReadResult, max_len: int, op: str | N
         out.rejected.append((line_no, "literal or blank node in subject/predicate position", text))
         return
     if p == RDFS_LABEL:  # in a change set too: a label statement sets the label
-        label, reason = _clean(o_label, "label", max_len)
-        if reason:
-            out.rejected.append((line_no, reason, text))
+        cleaned = _clean(o_label, "label", max_len)
+        if cleaned[0] is None:
+            out.rejected.append((line_no, cleaned[1], text))
         else:
-            out.labels[normalize_label(s)] = label  # an explicit label beats the IRI's local name
+            out.labels[normalize_label(s)] = cleaned[0]  # an explicit label beats the IRI's local name
         return
     before = len(out.triples)
     _add(out, line_no, [s, p, o], text, max_len, op)
