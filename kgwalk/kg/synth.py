@@ -556,8 +556,8 @@ def _music_domain(b: _Builder) -> None:
     b.kind("album", "music", albums, lambda i: _decorate(album_titles.names(i), " (album)"))
 
     album_years = b.years(albums, 1955, 2024, 25.0) + _FIRST_YEAR
-    album_day = (album_years - 1970).astype("datetime64[Y]").astype("datetime64[D]") + b.rng.integers(0, 365, albums)
-    album_date = (album_day - _FIRST_DAY).astype(np.int64)
+    album_year_start = (album_years - 1970).astype("datetime64[Y]").astype("datetime64[D]")
+    album_date = (album_year_start - _FIRST_DAY).astype(np.int64) + b.rng.integers(0, 365, albums)
     by_band = b.rng.random(albums) < 0.4
     album_artist = np.where(by_band, b.popular(bands, albums, 0.6), b.popular(musicians, albums, 0.6))
     for artist_kind, mine in (("band", by_band), ("musician", ~by_band)):
