@@ -38,7 +38,8 @@ class GateResult:
     report: Path
 
 
-_gx: dict[str, Any] = {}
+# "context", an engine's data source ("pandas", "spark"), and (engine, frame name): its batch definition
+_gx: dict[str | tuple[str, str], Any] = {}
 
 
 def context():
@@ -132,6 +133,8 @@ def validate(name: str, frame: pa.Table | Any, suite, report_dir: Path, id_colum
 
     start = time.perf_counter()
     if summary:
+        if id_column is None:  # the summary's FIRST and LAST columns hold ids of that column
+            raise ValueError(f"quality gate {name}: a summary frame needs its id_column")
         checked = frame.drop_columns([ROWS, FIRST, LAST])
         result = _batch(name, checked).validate(suite, result_format={"result_format": "COMPLETE"})
         _weigh(result, frame, id_column)
