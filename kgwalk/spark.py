@@ -154,7 +154,10 @@ def write_delta_from_arrow(source, produce: Callable[[Iterator[pa.RecordBatch]],
         target = f"{path.rstrip('/')}/{folder}"
 
         def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-            name, writer, pending, summaries = f"part-{uuid.uuid4().hex}.parquet", None, [], []
+            name = f"part-{uuid.uuid4().hex}.parquet"
+            writer: pq.ParquetWriter | None = None
+            pending: list[pa.RecordBatch] = []
+            summaries: list[pa.Table] = []
 
             def flush() -> None:
                 nonlocal writer
