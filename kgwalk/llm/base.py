@@ -19,16 +19,22 @@ class ChatModel(Protocol):
         ...
 
 
+def required_model(backend: str, conf: LLMConf, setting: str) -> str:
+    """conf.model, which every backend needs (`setting` as in check_llm_conf)."""
+    if not conf.model:
+        raise KgwalkError(f"{setting}.model: the {backend} backend needs a model name (--set {setting}.model=...)")
+    return conf.model
+
+
 def check_llm_conf(backend: str, conf: LLMConf, setting: str) -> None:
     """The settings errors a backend would hit, found without loading anything; `setting` names
     the config section in errors, e.g. 'verbalize.llm'. A backend named in conf was checked as it
     loaded; this check is for callers that name one in code."""
     if backend not in get_args(LLMBackend):
         raise KgwalkError(f"unknown LLM backend {backend!r} (available: {', '.join(get_args(LLMBackend))})")
-    if not conf.model:
-        raise KgwalkError(f"{setting}.model: the {backend} backend needs a model name (--set {setting}.model=...)")
-    if backend == "transformers" and is_gguf(conf.model):
-        check_gguf_file(conf.model, setting)
+    model = required_model(backend, conf, setting)
+    if backend == "transformers" and is_gguf(model):
+        check_gguf_file(model, setting)
     if backend == "openai" and not conf.base_url:
         raise KgwalkError(f"{setting}.base_url: the openai backend needs the endpoint, e.g. http://host:8000/v1")
     if conf.concurrency < 1 or conf.max_retries < 0:

@@ -7,7 +7,7 @@ import os
 
 from kgwalk.config import LLMConf
 from kgwalk.errors import KgwalkError
-from kgwalk.llm.base import Message
+from kgwalk.llm.base import Message, required_model
 from kgwalk.llm.gguf import dequantized, is_gguf
 
 
@@ -22,7 +22,8 @@ class TransformersChat:
         transformers.utils.logging.set_verbosity_error()
         device = conf.device if conf.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
         dtype = "auto" if conf.dtype == "auto" else getattr(torch, conf.dtype)  # one of config.LLMDtype
-        source = dequantized(conf.model, setting) if is_gguf(conf.model) else conf.model
+        model = required_model("transformers", conf, setting)
+        source = dequantized(model, setting) if is_gguf(model) else model
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(source)
             self.model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype).to(device).eval()
