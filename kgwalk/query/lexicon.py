@@ -15,14 +15,18 @@ qualifier (`Kismet (1944 film)`) may be left out. A KG entity named like a commo
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 
+from kgwalk.kg import align, ids as kg_ids, relations as kg_relations
 from kgwalk.kg.align import EDGE_PUNCT, QUALIFIER, WORD, label_words
 from kgwalk.kg.ids import hash64
 from kgwalk.kg.relations import relation_words
+from kgwalk.query.table_cache import cached_arrays
+from kgwalk.storage import read_version
 
 MAX_SPAN_WORDS = 12
 _BRACKETED = re.compile(r"\[([^\[\]]+)\]")
@@ -117,6 +121,17 @@ class EntityLexicon:
         self._common, self._capitalized = common[owners[order]], capitalized[owners[order]]
         self._punctuated = punctuated[owners[order]]
 
+    def arrays(self) -> dict[str, np.ndarray]:
+        """All it holds, for `from_arrays` (the table cache stores them)."""
+        return {"keys": self._keys, "ids": self._ids, "common": self._common, "capitalized": self._capitalized, "punctuated": self._punctuated}
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> EntityLexicon:
+        lexicon = cls.__new__(cls)
+        lexicon._keys, lexicon._ids, lexicon._common = arrays["keys"], arrays["ids"], arrays["common"]
+        lexicon._capitalized, lexicon._punctuated = arrays["capitalized"], arrays["punctuated"]
+        return lexicon
+
     @staticmethod
     def _named_like_common_words(labels: list[str], words: list[list[str]], capitalized: np.ndarray,
                                  relations: pa.Table | None) -> np.ndarray:
@@ -182,3 +197,16 @@ class EntityLexicon:
         if at.start == at.stop and words[-1].endswith(_POSSESSIVE):  # "Kismet's director"
             at = self._range(_key([*words[:-1], words[-1][:-2]]))
         return at
+
+
+def read_lexicon(entities: str, relations: str | None = None) -> EntityLexicon:
+    """The lexicon of these tables' current versions (entities' id and label, relations' label),
+    from the table cache when one was built from them before (kgwalk/query/table_cache.py)."""
+    tables = [entities] if relations is None else [entities, relations]
+
+    def build(versions: dict[str, int]) -> dict[str, np.ndarray]:
+        relation_labels = None if relations is None else read_version(relations, versions[relations], ["label"])
+        return EntityLexicon(read_version(entities, versions[entities], ["id", "label"]), relation_labels).arrays()
+
+    # the match keys are this module's and kgwalk.kg's code: a change to either builds the lexicon again
+    return EntityLexicon.from_arrays(cached_arrays("lexicon", tables, [sys.modules[__name__], align, kg_ids, kg_relations], build))

@@ -32,6 +32,7 @@ from kgwalk.query.diversity import name_also, select_walks
 from kgwalk.query.hits import NodeHit, Retrieval, WalkHit, walk_hit
 
 if TYPE_CHECKING:
+    from kgwalk.query.lexicon import EntityLexicon
     from kgwalk.query.temporal import TemporalIndex
     from kgwalk.verbalize.template import TemplateVerbalizer
 
@@ -84,17 +85,17 @@ class Retriever:
         return self._embedder
 
     @property
-    def lexicon(self):
+    def lexicon(self) -> EntityLexicon:
         if self._lexicon is None:
-            from kgwalk.query.lexicon import EntityLexicon
-            from kgwalk.storage import read_table, table_exists
+            from kgwalk.query.lexicon import read_lexicon
+            from kgwalk.storage import table_exists
 
             path = self.cfg.table("entities")
             if not table_exists(path):
                 raise KgwalkError(f"query.node_search=hybrid reads entity labels from {path}, which does not exist "
                                   "(run `kgwalk ingest`, or --set query.node_search=dense)")
             relations = self.cfg.table("relations")  # its words tell entities named like common words
-            self._lexicon = EntityLexicon(read_table(path, ["id", "label"]), read_table(relations, ["label"]) if table_exists(relations) else None)
+            self._lexicon = read_lexicon(path, relations if table_exists(relations) else None)
         return self._lexicon
 
     @property

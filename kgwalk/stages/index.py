@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.dataset as ds
 
 from kgwalk.config import Config
 from kgwalk.errors import KgwalkError
@@ -42,6 +41,8 @@ def _table_vectors(cfg: Config, keys: pa.Table, rows: np.ndarray, since: int) ->
     """Vectors of the walks at `rows` of `keys` (walk_id, text_id) from the vectors table: the files
     added since version `since` first (a refresh appends there), the whole table only for rows
     still missing."""
+    import pyarrow.dataset as ds  # not at the top: it imports pandas, which the CLI (a query) would load for nothing
+
     if not len(rows):
         return np.zeros((0, 0), np.float32)
     part = keys.take(pa.array(rows))
@@ -82,6 +83,8 @@ def _index_vectors(store: VectorStore, collection: str, ids: np.ndarray) -> np.n
 
 def _rows_of(cfg: Config, table: str, columns: list[str], ids: np.ndarray) -> pa.Table:
     """The current rows of `table` whose walk_id is among `ids`."""
+    import pyarrow.dataset as ds  # see _table_vectors
+
     dataset = open_table(cfg.table(table)).to_pyarrow_dataset()
     return dataset.to_table(columns=columns, filter=ds.field("walk_id").isin(pa.array(ids, pa.int64())))
 
