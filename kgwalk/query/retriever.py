@@ -28,6 +28,7 @@ from kgwalk.embed.static import is_static
 from kgwalk.errors import KgwalkError
 from kgwalk.index.records import WalkRecords
 from kgwalk.index.store import VectorStore, collection_names, open_store
+from kgwalk.query.built_with import check_embed_model
 from kgwalk.query.diversity import name_also, select_walks
 from kgwalk.query.hits import NodeHit, Retrieval, WalkHit, walk_hit
 
@@ -58,6 +59,7 @@ class Retriever:
                  records_on_demand: bool = False) -> None:
         """`records_on_demand`: read each question's walk records from the tables rather than
         holding them all in memory (one question, then exit: `kgwalk query`)."""
+        check_embed_model(cfg)  # before any model loads: a question must be embedded as the KG's walks were
         self.cfg = cfg  # query.*'s choices and counts were checked as it loaded (kgwalk/config.py)
         self.store = store or open_store(cfg)
         self._embedder = embedder

@@ -3,20 +3,14 @@ new, embedded in this process and appended (refresh)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pyarrow as pa
 
-from kgwalk.config import Config
+from kgwalk.embed.common import vector_settings
 from kgwalk.faults import crashpoint
 from kgwalk.stages.base import Stage, Step
 from kgwalk.stages.diff import isin, text_pairs
 from kgwalk.state import record
 from kgwalk.storage import read_table, read_version, table_version, write_table
-
-
-def _settings(cfg: Config) -> dict[str, Any]:
-    return {"model": cfg.embed.model, "precision": cfg.embed.precision}
 
 
 def _build(step: Step) -> int:
@@ -54,6 +48,6 @@ def _update(step: Step) -> None:
 
 VECTORS: Stage[int] = Stage(
     name="vectors", command="embed", help="Ray actor pool: sentence vectors -> Delta `vectors`",
-    inputs=("texts",), build=_build, update=_update, settings=_settings,
+    inputs=("texts",), build=_build, update=_update, settings=lambda cfg: vector_settings(cfg.embed),
     describe=lambda cfg, n: f"{n:,} vectors ({cfg.embed.model})",
 )
