@@ -1,13 +1,14 @@
 """Zero-shot walk ranking on MetaQA dev, plain questions, no labelled data: the paper's cosine
 order (query.rerank=none, the zero-shot default before) vs the label-free synthetic prior
 (query.rerank=synthetic, the default when no prior is fitted), with and without its step count
-(query.hop_weight: how many relation steps the question's length asks for), with the
+(query.hop_weight: how many relation steps the question's length asks for) and its centring
+(query.synthetic_center: cosines less the mean path question), with the
 verbalizer's phrase map and with automatic phrases only for the prior's path questions.
 
     .venv/bin/python bench/zero_shot_ranking.py --prepare        # copy the sub-corpus (no prior)
     .venv/bin/python bench/zero_shot_ranking.py --row none       # one row per call: run each under
     .venv/bin/python bench/zero_shot_ranking.py --row synthetic  #   flock /tmp/kgwalk-heavy.lock
-    .venv/bin/python bench/zero_shot_ranking.py --row synthetic_no_steps   # ... and the other ROWS
+    .venv/bin/python bench/zero_shot_ranking.py --row synthetic_before     # ... and the other ROWS
     .venv/bin/python bench/zero_shot_ranking.py --tabulate       # bench/results/zero_shot_ranking.md
 
 The corpus is bench/embed_quality.py's MetaQA sub-corpus embedded with all-MiniLM-L6-v2 float32
@@ -35,12 +36,14 @@ KGWALK = str(Path(sys.executable).parent / "kgwalk")
 NAME = "metaqa_float32"
 ROWS = {
     "none": ("cosine order (the paper)", ["query.rerank=none"]),
-    "synthetic_no_steps": ("synthetic prior, phrase map, no step count (query.hop_weight 0; the default before)",
-                           ["query.rerank=synthetic", "query.hop_weight=0"]),
-    "synthetic": ("synthetic prior, phrase map, step count (the default)", ["query.rerank=synthetic"]),
-    "synthetic_automatic_phrases_no_steps": ("synthetic prior, automatic phrases (verbalize.phrases emptied), no step count",
-                                             ["query.rerank=synthetic", "verbalize.phrases={}", "query.hop_weight=0"]),
-    "synthetic_automatic_phrases": ("synthetic prior, automatic phrases (verbalize.phrases emptied), step count",
+    "synthetic_before": ("synthetic prior, phrase map, raw cosines, no step count (the default before)",
+                         ["query.rerank=synthetic", "query.hop_weight=0", "query.synthetic_center=false"]),
+    "synthetic_steps": ("synthetic prior, phrase map, raw cosines, step count", ["query.rerank=synthetic", "query.synthetic_center=false"]),
+    "synthetic_center": ("synthetic prior, phrase map, centred cosines, no step count", ["query.rerank=synthetic", "query.hop_weight=0"]),
+    "synthetic": ("synthetic prior, phrase map, centred cosines, step count (the default)", ["query.rerank=synthetic"]),
+    "synthetic_automatic_phrases_before": ("synthetic prior, automatic phrases (verbalize.phrases emptied), as before",
+                                           ["query.rerank=synthetic", "verbalize.phrases={}", "query.hop_weight=0", "query.synthetic_center=false"]),
+    "synthetic_automatic_phrases": ("synthetic prior, automatic phrases (verbalize.phrases emptied), the default",
                                     ["query.rerank=synthetic", "verbalize.phrases={}"]),
 }
 
@@ -81,8 +84,8 @@ def tabulate(warehouse: Path) -> None:
         "- corpus: bench/embed_quality.py's sub-corpus (132,167 walks: the sampled questions' topic entities and 4,000 other roots), "
         "all-MiniLM-L6-v2 float32 walk vectors, texts verbalized with the phrase map; question encoder ONNX float32",
         "- defaults otherwise: hybrid node search, k_nodes 3, k_walks 3, query.candidates 50, query.rerank_weight 0.5, "
-        "query.synthetic_temperature 0.02, query.diversity ends; step count: query.words_per_hop 1.75, query.hop_weight 0.08 "
-        "(chosen on 300 of these dev questions per hop count, offline, among 1.5-1.9 and 0.06-0.16)",
+        "query.synthetic_temperature 0.02, query.diversity ends; step count: query.words_per_hop 1.75, query.hop_weight 0.16 "
+        "(chosen on these dev questions, offline over their candidate walks, among 1.25-2.5 and 0.02-0.16, with centring on and off)",
         "- the automatic-phrases row changes the prior's path questions only (walk texts and vectors stay those of the phrase map: "
         "re-embedding 132K walks with MiniLM takes ~11 min here)",
         "- latency: each row one `kgwalk eval` process under the heavy-job lock, 2 shared cores; retrieval = all phases, no LLM",

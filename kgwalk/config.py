@@ -208,7 +208,10 @@ class QueryConf:
     # about 1.75 content words a step ("what movies did E act in": 2; "who directed the films E
     # acted in": 4); bench/results/zero_shot_ranking.md
     words_per_hop: float = 1.75
-    hop_weight: float = 0.08
+    hop_weight: float = 0.16
+    # synthetic: compare the question with each path question less the mean path question (what
+    # every path of this KG shares, e.g. that it is about films); false = raw cosines
+    synthetic_center: bool = True
     candidates: Count = 50  # walks fetched per node before reranking
     walk_budget: Count | None = None  # at most this many walks over all nodes, best first; None = k_nodes x k_walks
     max_question_chars: int = 2000

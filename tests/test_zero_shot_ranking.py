@@ -100,13 +100,17 @@ def test_a_path_loses_hop_weight_per_step_it_differs_from_the_question(tmp_path,
     by what?" does to "what movies did E act in"); the step count decides where cosine cannot."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     one, two = (["starred_actors"], [True]), (["starred_actors", "directed_by"], [True, False])
+    mirrored = [(["born_in"], [False]), (["born_in", "located_in"], [False, False])]  # their mean with one, two is 0: no centring
 
     class Fixed:  # the 2-step path's questions lie 0.05 closer to the question than the 1-step's
         def encode(self, texts):
-            return np.array([[1.0, 0.0] if "something" in t else [0.95, np.sqrt(1 - 0.95**2)] for t in texts], np.float32)
+            side = [-1.0 if "born" in t else 1.0 for t in texts]
+            return np.array([s * np.array([1.0, 0.0] if "something" in t else [0.95, np.sqrt(1 - 0.95**2)]) for s, t in zip(side, texts)],
+                            np.float32)
 
     def shares(question: str, hop_weight: float) -> np.ndarray:
-        prior = SyntheticPrior([one, two], TemplateVerbalizer({}), Fixed(), "fixed", 0.02, words_per_hop=2.0, hop_weight=hop_weight)
+        prior = SyntheticPrior([one, two, *mirrored], TemplateVerbalizer({}), Fixed(), "fixed", 0.02, words_per_hop=2.0, hop_weight=hop_weight)
+        assert np.allclose(prior.center, 0.0, atol=1e-6)
         return prior.shares(question, np.array([1.0, 0.0], np.float32), [_Walk(signature(*one)), _Walk(signature(*two))])
 
     short, long = "what movies did E act in", "who directed the movies that E acted in"
@@ -115,6 +119,30 @@ def test_a_path_loses_hop_weight_per_step_it_differs_from_the_question(tmp_path,
     assert shares(long, 0.08)[1] > 0.75  # two steps asked: the 2-step path still
     with pytest.raises(Exception, match="words_per_hop"):
         SyntheticPrior([one], TemplateVerbalizer({}), Fixed(), "fixed", 0.02, words_per_hop=0.0, hop_weight=0.08)
+
+
+def test_path_cosines_are_taken_without_what_every_path_shares(tmp_path, monkeypatch):
+    """A KG's path questions share a topic (films): a question about films is close to all of them, the
+    longer ones most. Centred on the mean path question, the path whose own part matches wins."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    paths = [(["written_by"], [False]), (["directed_by"], [False]), (["written_by", "directed_by"], [False, True])]
+    own = {"wrote": np.array([0.0, 1.0, 0.0]), "written": np.array([0.0, 1.0, 0.0]), "directed": np.array([0.0, 0.0, 1.0])}
+    films = np.array([1.0, 0.0, 0.0])  # the shared topic, stronger the more steps a path has
+
+    class Topical:
+        def encode(self, texts):
+            return np.array([(1.0 + t.count("something")) * 2 * films + sum(v for w, v in own.items() if w in t) for t in texts], np.float32)
+
+    prior = SyntheticPrior(paths, TemplateVerbalizer({}), Topical(), "topical", 0.02, words_per_hop=1.0, hop_weight=0.0)
+    question = 6 * films + own["written"]  # "the film E was written by who": mostly films, and writing
+    walks = [_Walk(signature(*p)) for p in paths]
+    raw = {w.signature: float(np.max(_unit_rows(prior.vectors[w.signature]) @ (question / np.linalg.norm(question)))) for w in walks}
+    assert max(raw, key=raw.get) != "written_by>"  # raw cosine: a longer, more film-like path
+    assert walks[int(np.argmax(prior.shares("the film E was written by who", question, walks)))].signature == "written_by>"
+
+
+def _unit_rows(x: np.ndarray) -> np.ndarray:
+    return x / np.linalg.norm(x, axis=-1, keepdims=True)
 
 
 @pytest.fixture(scope="module")

@@ -11,14 +11,16 @@ better cosine counts), a softmax over those paths (query.synthetic_temperature) 
 cosines into shares, and each walk scores cosine + query.rerank_weight x its path's share, as
 with the labelled prior.
 
-Cosine alone cannot count: "what movies did E act in" is closer to "E starred in something,
-which was directed by what?" than to "E starred in what?" (a walk's extra steps add more of the
-question's topic, films). How many steps a question asks for shows in its length, though: every
-step costs a relation word and often a noun ("who directed the films E acted in"). So each path's
-cosine loses query.hop_weight per step it differs from the question's content words /
-query.words_per_hop (expected_hops). On MetaQA dev this lifted the topic's best path from 52 to
-65% right (bench/results/zero_shot_ranking.md); words_per_hop is that data's, a setting for
-questions that spend more or fewer words per step.
+Two corrections make the cosines tell paths apart (bench/results/zero_shot_ranking.md):
+- centring (query.synthetic_center): every path question of a KG about films reads like films,
+  the longer ones more, so a question about films is closest to long paths whatever it asks
+  ("the film E was written by who" to "E was written by something, which directed what?");
+  the question and the path questions are compared less their mean, what all paths share.
+- a step count (query.hop_weight, query.words_per_hop): cosine cannot count, but a question's
+  length can; every step costs a relation word and often a noun ("what movies did E act in": 2
+  content words, "who directed the films E acted in": 4). Each path loses hop_weight per step it
+  differs from the question's content words / words_per_hop (expected_hops). words_per_hop is
+  MetaQA dev's; a setting for questions that spend more or fewer words per step.
 
 Measured on MetaQA dev (bench/results/zero_shot_ranking.md): either reading alone ranks the
 answer path first less often than the better of the two (the end-first one misses "what year
@@ -53,7 +55,7 @@ READINGS = 2  # questions per path: from its end, from the topic
 # English function words: what is left of a question without them (and its masked topic) names
 # the relations and the types it asks about
 FUNCTION_WORDS = frozenset(
-    "a an the of in on by to for is are was were be been being did do does has have had what which who whom whose that this "
+    "a an the of in on by to for is are was were be been did do does what which who whom whose that this "
     "these those and or with as at from it its their his her they there e".split())
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 
@@ -138,15 +140,17 @@ def embed_cached(embedder: Embedder, model: str, texts: list[str]) -> np.ndarray
 
 
 def _unit(vectors: np.ndarray) -> np.ndarray:
+    """Unit rows (along the last axis)."""
     vectors = np.asarray(vectors, np.float32)
-    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    return vectors / np.maximum(np.linalg.norm(vectors, axis=-1, keepdims=True), 1e-12)
 
 
 class SyntheticPrior:
     """Question vectors by path (signature); `rerank` has the labelled PathPrior's interface."""
 
     def __init__(self, paths: list[tuple[list[str], list[bool]]], verbalizer: TemplateVerbalizer,
-                 embedder: Embedder, model: str, temperature: float, *, words_per_hop: float, hop_weight: float) -> None:
+                 embedder: Embedder, model: str, temperature: float, *, words_per_hop: float, hop_weight: float,
+                 center: bool = True) -> None:
         if temperature <= 0:
             raise KgwalkError(f"query.synthetic_temperature must be > 0, got {temperature}")
         if words_per_hop <= 0 or hop_weight < 0:
@@ -155,9 +159,12 @@ class SyntheticPrior:
         self.words_per_hop, self.hop_weight = words_per_hop, hop_weight
         self.questions = {signature(r, i): path_questions(r, i, verbalizer) for r, i in paths}
         self.vectors: dict[str, np.ndarray] = {}
+        self.center: np.ndarray | float = 0.0  # the mean path question: what every path of this KG shares
         if self.questions:
             vectors = embed_cached(embedder, model, [q for pair in self.questions.values() for q in pair])
             self.vectors = dict(zip(self.questions, vectors.reshape(len(self.questions), READINGS, -1)))
+            if center:
+                self.center = vectors.mean(axis=0)
 
     @classmethod
     def load(cls, cfg: Config, embedder: Embedder) -> SyntheticPrior:
@@ -169,7 +176,7 @@ class SyntheticPrior:
         paths = read_corpus_paths(cfg.table("walks"), cfg.table("relations"))
         q = cfg.query
         return cls(paths, TemplateVerbalizer(cfg.verbalize.phrases), embedder, cfg.embed.model, q.synthetic_temperature,
-                   words_per_hop=q.words_per_hop, hop_weight=q.hop_weight)
+                   words_per_hop=q.words_per_hop, hop_weight=q.hop_weight, center=q.synthetic_center)
 
     def _vectors_of(self, sigs: list[str]) -> np.ndarray:
         """(paths, readings, dim): the vectors of each path's questions; a path the corpus did not have at load (a refresh since) is
@@ -186,9 +193,12 @@ class SyntheticPrior:
         """Per walk, its path's share of a softmax over the distinct paths among `walks`."""
         sigs = list(dict.fromkeys(w.signature for w in walks))
         first = {s: i for i, s in enumerate(sigs)}
-        q = masked_vector / (np.linalg.norm(masked_vector) or 1.0)
+        # Centred on the mean path question: on a KG about films every path question reads like
+        # films, and the longer ones the more, so raw cosines favour paths by that, not by the
+        # relations asked; without the shared part the relations decide.
+        q = _unit((masked_vector / (np.linalg.norm(masked_vector) or 1.0) - self.center)[None])[0]
         # einsum, not BLAS: see PathPrior.votes (OpenBLAS's spinning threads slow the next embedding)
-        sims = np.einsum("ikj,j->ik", self._vectors_of(sigs), q.astype(np.float32)).max(axis=1)
+        sims = np.einsum("ikj,j->ik", _unit(self._vectors_of(sigs) - self.center), q).max(axis=1)
         steps = np.array([s.count("|") + 1 for s in sigs])
         sims = sims - self.hop_weight * np.abs(steps - expected_hops(masked_question, self.words_per_hop))
         weights = np.exp((sims - sims.max()) / self.temperature)
