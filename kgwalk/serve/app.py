@@ -23,7 +23,7 @@ import threading
 from collections.abc import AsyncIterator
 from importlib.metadata import version
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypeAlias
 
 from fastapi import FastAPI, HTTPException, Request, Response
 from fastapi.exceptions import RequestValidationError
@@ -211,7 +211,15 @@ def _whole(value: Any) -> Any:
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
-def _query_model(cfg: Config) -> type[BaseModel]:
+class _QueryFields(Protocol):
+    """What the endpoints read of a request: the fields of every config's Query model."""
+
+    question: str
+    k_nodes: int | None
+    k_walks: int | None
+
+
+def _query_model(cfg: Config) -> type[_QueryFields]:
     max_k, q = cfg.serve.max_k, cfg.query
     K = Annotated[int | None, BeforeValidator(_whole)]  # noqa: N806 (a type)
 
@@ -263,7 +271,7 @@ def create_app(cfg: Config, retriever: Retriever | None = None, answerer: Answer
             svc.retriever.warm_up()
             if answerer is not None:
                 if not isinstance(answerer.retriever, _Locked):
-                    answerer.retriever = svc.retriever if answerer.retriever is inner else _Locked(answerer.retriever)
+                    answerer.retriever = svc.retriever if answerer.retriever is inner else _Locked(answerer.retriever)  # type: ignore[assignment]  # a Retriever in shape
                 svc.answerer = answerer
             elif cfg.answer.backend:
                 svc.answerer = Answerer(cfg, retriever=svc.retriever)  # type: ignore[arg-type]  # a Retriever in shape
@@ -290,7 +298,10 @@ def create_app(cfg: Config, retriever: Retriever | None = None, answerer: Answer
         redoc_url=None,  # ReDoc would load from a CDN too; /docs covers it
     )
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    Query = _query_model(cfg)  # noqa: N806 (a class)
+    if TYPE_CHECKING:  # the class is made at runtime, from the config; checkers see its fields
+        Query: TypeAlias = _QueryFields
+    else:
+        Query = _query_model(cfg)  # noqa: N806 (a class)
     body_limit = max_body_bytes(cfg)
     errors: dict[int | str, dict[str, Any]] = {
         400: {"model": ErrorOut, "description": "the retrieval failed (the reason is in detail)"},
@@ -341,7 +352,7 @@ def create_app(cfg: Config, retriever: Retriever | None = None, answerer: Answer
         return {"status": "ok", "name": cfg.name, "answer": svc.answerer is not None}
 
     @app.post("/retrieve", response_model=RetrieveOut, responses=errors, summary="Top-k nodes of the question, top-k walks of each")
-    def retrieve(query: Query) -> dict[str, Any]:  # type: ignore[valid-type]
+    def retrieve(query: Query) -> dict[str, Any]:
         try:
             return svc.retriever.retrieve(query.question, query.k_nodes, query.k_walks).to_json()
         except KgwalkError as e:
@@ -350,7 +361,7 @@ def create_app(cfg: Config, retriever: Retriever | None = None, answerer: Answer
     @app.post("/answer", response_model=AnswerOut, summary="The retrieved walks in the answer prompt, one LLM call",
               responses={**errors, 502: {"model": ErrorOut, "description": "the LLM failed"},
                          503: {"model": ErrorOut, "description": "no LLM is configured (answer.backend)"}})
-    def answer(query: Query) -> dict[str, Any]:  # type: ignore[valid-type]
+    def answer(query: Query) -> dict[str, Any]:
         if svc.answerer is None:
             raise HTTPException(503, svc.no_llm or "no LLM is configured (answer.backend)")
         try:
