@@ -130,7 +130,8 @@ class PathPrior:
         questions = table.column("question").to_pylist()
         vectors = pc.list_flatten(table.column("vector")).to_numpy().reshape(table.num_rows, -1)
         group: dict[str, int] = {}
-        first, self.votes_of = [], []  # per distinct shape: signature -> summed 1/len(signatures) of its examples
+        first: list[int] = []  # per distinct shape: its first example's row
+        self.votes_of: list[dict[str, float]] = []  # per distinct shape: signature -> summed 1/len(signatures) of its examples
         for i, (question, sigs) in enumerate(zip(questions, table.column("signatures").to_pylist())):
             g = group.setdefault(question, len(group))
             if g == len(first):
