@@ -226,10 +226,11 @@ class QueryConf:
     # not a walk whose end entity is on a chosen one | facts: ends, nor one that extends a chosen
     # one (kgwalk/query/diversity.py; bench/results/diversity.md)
     diversity: WalkDiversity = "ends"
-    # after a node's best walk, the other ends of its relation path among the node's candidates
-    # ("... starred in Farewell. Also: Underground, Arizona Dream."), in at most this many
-    # characters; 0 = off (kgwalk/query/diversity.py; bench/results/diversity.md)
-    also_chars: int = 0
+    # complete answer sets: after each shown walk (ego: line), best first, the other ends of its
+    # relation path from its root, read off the KG ("... starred in Farewell. Also: Underground,
+    # Arizona Dream."), until this many characters of lists are spent; 0 = off
+    # (kgwalk/query/answer_sets.py; bench/results/answer_sets.md)
+    also_chars: int = 1000
     # walks: each top node's top walks (the paper) | ego: each top node's ego-graph, the union of
     # its candidate walks, pruned to the edges most relevant to the question and told root first,
     # then its neighbours, then theirs (GRAG's soft pruning; kgwalk/query/ego.py)

@@ -5,7 +5,7 @@ import pytest
 
 import corpus
 from kgwalk.query import Retriever
-from kgwalk.query.diversity import name_also, select_walks
+from kgwalk.query.diversity import select_walks
 from kgwalk.query.hits import WalkHit
 
 ANN, F1, F2, F3, DIRECTOR, DIRECTOR2, FRENCH, TOWN = 1, 11, 12, 13, 21, 22, 31, 41
@@ -44,27 +44,6 @@ def test_passed_over_walks_fill_the_rest_best_first():
     assert ends(chosen) == ["Ann, Farewell, Christian Carion", "Ann, Farewell", "Ann, Kismet", "Ann, Kismet, French", "Ann, Juarez"]
     assert [w.score for w in chosen] == sorted((w.score for w in chosen), reverse=True)
     assert select_walks(CANDIDATES[:1], 3, "ends") == CANDIDATES[:1] and select_walks([], 3, "facts") == []
-
-
-def test_the_best_walk_names_the_other_ends_of_its_relation_path():
-    candidates = [walk(0.9, ANN, F1), walk(0.8, ANN, F1, DIRECTOR), walk(0.7, ANN, F2, FRENCH), walk(0.6, ANN, F2),
-                  walk(0.5, ANN, F3), walk(0.4, ANN, F3, DIRECTOR2, TOWN)]
-    shown = select_walks(candidates, 2, "ends")
-    name_also(shown, candidates, 100)
-    # acted_in> reaches Kismet (as the first step of a longer walk, then on its own) and Juarez;
-    # Farewell is shown already
-    assert shown[0].also == [F2, F3] and shown[0].text == "Ann, Farewell Also: Kismet, Juarez."
-    assert shown[1].also == [] and shown[1].text == "Ann, Farewell, Christian Carion"
-    # two steps: Juarez's director, from a three-step walk; the bound keeps the list short
-    best = walk(0.9, ANN, F1, DIRECTOR)
-    name_also([best], candidates, 100)
-    assert best.also == [DIRECTOR2]
-    short = [walk(0.9, ANN, F1)]
-    name_also(short, candidates, len("Kismet"))
-    assert short[0].also == [F2] and short[0].text.endswith("Also: Kismet.")
-    off = [walk(0.9, ANN, F1)]
-    name_also(off, candidates, 0)
-    assert off[0].also == [] and off[0].text == "Ann, Farewell"
 
 
 # Ann acted in one film with many facts and in two others with none: her walks through Farewell

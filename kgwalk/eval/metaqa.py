@@ -111,10 +111,12 @@ class RetrievalScores:
     """Per hop count: the share of questions where ...
 
     topic_recall: the bracketed topic entity is among the top-k nodes;
-    context_recall: a gold answer entity is on a retrieved walk or named after it (query.also_chars),
-        by entity id;
-    answer_recall: the share of the question's gold answers on the retrieved walks, averaged
-        over questions (a question with 12 answers and 3 in the context counts 0.25);
+    context_recall: a gold answer entity is on a retrieved walk or in its answer set's list
+        (WalkHit.also, query.also_chars), by entity id;
+    answer_recall: the share of the question's gold answers in the context (walks and lists),
+        averaged over questions (a question with 12 answers and 3 in the context counts 0.25);
+    multi_answer_recall: answer_recall over the `multi_answer_questions` with more than one gold answer;
+    context_chars: the answer prompt's context (kgwalk/query/answer.py's context_text) in characters, mean;
     extractive_hits1: the end entity of the best-scoring retrieved walk is a gold answer (in ego
         mode, of the best candidate walk: the ranking is the same in both modes);
     and with an LLM (answers > 0), per the paper's three-way scheme: hits1 (the reply names a gold
@@ -131,6 +133,9 @@ class RetrievalScores:
     seconds: float
     latency_ms: dict[str, dict[str, float]] = field(default_factory=dict)
     answer_recall: float = 0.0
+    multi_answer_recall: float = 0.0
+    multi_answer_questions: int = 0
+    context_chars: float = 0.0
     plain: bool = False  # scored on plain questions (brackets dropped)
     answers: int = 0
     hits1: float = 0.0
@@ -159,8 +164,11 @@ def score_retrieval(retriever, questions: list[Question], hops: int, k_nodes: in
     `answerer`, the LLM's too, one call per question."""
     import time
 
-    topic = context = hits1 = 0
-    answer_share = 0.0
+    from kgwalk.query.answer import context_text
+
+    topic = context = hits1 = multi = 0
+    answer_share = multi_share = 0.0
+    chars = 0
     timings = []
     texts = [q.plain if plain else q.text for q in questions]
     start = time.perf_counter()
@@ -171,11 +179,17 @@ def score_retrieval(retriever, questions: list[Question], hops: int, k_nodes: in
         in_context = q.answers.intersection(node for w in walks for node in (*w.nodes, *w.also))
         topic += any(n.id == q.topic for n in result.nodes)
         context += bool(in_context)
-        answer_share += len(in_context) / max(len(q.answers), 1)
+        share = len(in_context) / max(len(q.answers), 1)
+        answer_share += share
+        if len(q.answers) > 1:
+            multi += 1
+            multi_share += share
+        chars += len(context_text(result))
         hits1 += result.best is not None and result.best.end_node in q.answers
     n = max(len(questions), 1)
     scores = RetrievalScores(hops, len(questions), topic / n, context / n, hits1 / n, time.perf_counter() - start,
-                             answer_recall=answer_share / n, plain=plain)
+                             answer_recall=answer_share / n, multi_answer_recall=multi_share / max(multi, 1),
+                             multi_answer_questions=multi, context_chars=chars / n, plain=plain)
     if answerer is not None:
         replies = answerer.answer_many(texts, k_nodes, k_walks)
         named = [names_answer(a.answer, list(q.answer_labels)) for q, a in zip(questions, replies)]

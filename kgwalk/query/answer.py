@@ -17,6 +17,7 @@ from typing import Any
 from kgwalk.config import Config, load_config
 from kgwalk.errors import KgwalkError
 from kgwalk.llm import ChatModel, Message
+from kgwalk.query.answer_sets import also_text
 from kgwalk.query.retriever import Retrieval, Retriever
 
 # Walk&Retrieve, Fig. 2b ("Knowledge-enhanced answer generation"), verbatim: System and Human parts.
@@ -38,8 +39,9 @@ def is_refusal(reply: str) -> bool:
 
 def context_text(retrieval: Retrieval) -> str:
     """The retrieved walks' sentences, best first, one per line (answer.context=ego: the lines of
-    the top nodes' pruned ego-graphs, root first)."""
-    return "\n".join(f"- {w.text}" for w in retrieval.walks)
+    the top nodes' pruned ego-graphs, root first), each followed by its answer set's other ends
+    ("... directed Juarez. Also: Tennessee Johnson, Lawyer Man."; query.also_chars)."""
+    return "\n".join(f"- {w.text}{also_text(w)}" for w in retrieval.walks)
 
 
 def answer_prompt(cfg: Config, question: str, retrieval: Retrieval) -> list[Message]:

@@ -15,9 +15,7 @@ The best walk is always kept, so extractive Hits@1 does not change; where fewer 
 pass, the best of the passed-over ones fill the rest, so a node shows as many walks as before.
 
 Many answers to one question are parallel facts ("what films did E star in"), more than k walks
-hold. With query.also_chars, a node's best walk also names, after its text, the other ends of its
-relation path among the node's candidates ("E starred in Farewell. Also: Underground, Arizona
-Dream."): where its path is a walk's first steps, that walk's entity at the same step.
+hold: kgwalk/query/answer_sets.py completes a shown walk's answer set from the KG (query.also_chars).
 """
 
 from __future__ import annotations
@@ -54,26 +52,3 @@ def select_walks(walks: list[WalkHit], k: int, diversity: WalkDiversity) -> list
     chosen += passed_over[: k - len(chosen)]
     return sorted(chosen, key=lambda w: -w.score)
 
-
-def name_also(shown: list[WalkHit], candidates: list[WalkHit], max_chars: int) -> None:
-    """After the text of the best `shown` walk, the entities its relation path reaches in other
-    `candidates` walks (best first, none already shown), in at most `max_chars` characters;
-    their ids go to its `also`."""
-    if not shown or max_chars < 1:
-        return
-    best = shown[0]
-    steps = best.signature.split("|")
-    on_shown = {n for w in shown for n in w.nodes}
-    labels: list[str] = []
-    for walk in candidates:
-        if len(walk.nodes) <= len(steps) or walk.signature.split("|")[: len(steps)] != steps:
-            continue
-        entity, label = walk.nodes[len(steps)], walk.node_labels[len(steps)]
-        if entity in on_shown or entity in best.also:
-            continue
-        if len(", ".join([*labels, label])) > max_chars:
-            break
-        best.also.append(entity)
-        labels.append(label)
-    if labels:
-        best.text = f"{best.text} Also: {', '.join(labels)}."

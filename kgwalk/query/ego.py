@@ -9,7 +9,9 @@ Here it is built from what walk mode already has, with no index of its own:
 - an edge is as relevant as the best walk through it (soft pruning: edges enter the context best
   first, each with the path that joins it to the root, until the character budget is spent);
 - the context is one line per (node, relation, direction) that lists every kept neighbour
-  ("Tom Hanks starred in Big, Cast Away, Splash."), root first, then its neighbours, then theirs.
+  ("Tom Hanks starred in Big, Cast Away, Splash."), root first, then its neighbours, then theirs;
+- with query.also_chars, a line also lists the other ends of the relation path from the root
+  that reaches it, from the KG (kgwalk/query/answer_sets.py): each line comes with that path.
 
 Grouping is what ego mode buys: the parallel answers that walk mode spends a walk each on share
 one line. bench/ego.py compares both modes at equal context length (bench/results/ego.md).
@@ -20,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kgwalk.query.hits import NodeHit, WalkHit
+from kgwalk.query.hits import NodeHit, RelationPath, WalkHit
 from kgwalk.walks.labels import signature
 
 
@@ -51,6 +53,8 @@ class _Line:
     score: float
     cosine: float
     walk_id: int
+    root: int  # the root of the best walk through the line (an aligned alias's walk starts at the alias)
+    path: RelationPath  # from that root to the neighbours, along that walk
 
 
 LINE_ENDS = len("- .\n")  # a line's bullet, full stop and newline in the context (answer.context_text)
@@ -84,19 +88,22 @@ class _Context:
                 added += LINE_ENDS + len(self.labels[s.node]) + 1 + len(before) + len(self.labels[s.neighbour]) + len(after)
         return added
 
-    def keep(self, steps: list[Step], walk: WalkHit) -> None:
+    def keep(self, steps: list[Step], walk: WalkHit, path: list[Step]) -> None:
+        """Keep these `steps` of `walk`, whose steps from the root up to them are `path`."""
         for s in steps:
             key = (s.node, s.relation, s.inverse)
             line = self.lines.get(key)
             if line is None:
-                self.lines[key] = _Line(s.node, s.relation, s.inverse, [s.neighbour], walk.score, walk.cosine, walk.walk_id)
+                route = tuple((p.relation, p.inverse) for p in path[: path.index(s) + 1])
+                self.lines[key] = _Line(s.node, s.relation, s.inverse, [s.neighbour], walk.score, walk.cosine, walk.walk_id, walk.nodes[0], route)
             else:
                 line.neighbours.append(s.neighbour)
             self.kept.add(s)
 
-    def hits(self) -> list[WalkHit]:
+    def hits(self) -> list[tuple[WalkHit, int, RelationPath]]:
         """The lines, root's first, then by the depth of the node they start from (breadth
-        first over kept edges), best first within a depth."""
+        first over kept edges), best first within a depth; each with a root and the relation
+        path from it that reaches the line."""
         depth = {self.root: 0}
         frontier = [self.root]
         while frontier:
@@ -107,7 +114,7 @@ class _Context:
                     nxt.append(s.neighbour)
             frontier = nxt
         ordered = sorted(self.lines.values(), key=lambda line: (depth.get(line.node, len(depth)), -line.score))
-        return [self._hit(line) for line in ordered]
+        return [(self._hit(line), line.root, line.path) for line in ordered]
 
     def _hit(self, line: _Line) -> WalkHit:
         before, after = self.phrase(line.relation, line.inverse)
@@ -127,9 +134,11 @@ class _Context:
         )
 
 
-def ego_contexts(nodes: list[NodeHit], candidates: dict[int, list[WalkHit]], budget: int, phrase: Callable[[str, bool], tuple[str, str]]) -> None:
+def ego_contexts(nodes: list[NodeHit], candidates: dict[int, list[WalkHit]], budget: int,
+                 phrase: Callable[[str, bool], tuple[str, str]]) -> list[tuple[WalkHit, int, RelationPath]]:
     """Replace each node's walks with the lines of its pruned ego-graph, at most `budget`
-    characters over all nodes. `candidates`: each node's candidate walks, best first;
+    characters over all nodes; returns each line with a root and the relation path from it that
+    reaches the line. `candidates`: each node's candidate walks, best first;
     `phrase(relation, inverse)`: the text before and after the neighbour's name."""
     contexts = {}
     edges: list[tuple[float, int, int, WalkHit, list[Step]]] = []  # (-score, step position, node, walk, its path to this step)
@@ -149,7 +158,11 @@ def ego_contexts(nodes: list[NodeHit], candidates: dict[int, list[WalkHit]], bud
             continue
         cost = context.cost(new)
         if spent + cost <= budget:
-            context.keep(new, walk)
+            context.keep(new, walk, path)
             spent += cost
+    routes = []
     for order, node in enumerate(nodes):
-        node.walks = contexts[order].hits()
+        lines = contexts[order].hits()
+        node.walks = [hit for hit, _, _ in lines]
+        routes += lines
+    return routes

@@ -9,6 +9,9 @@ from typing import Any
 from kgwalk.walks.labels import signature, walk_triples
 
 
+RelationPath = tuple[tuple[str, bool], ...]  # per step from a root: (relation label, walked against the KG's direction)
+
+
 @dataclass
 class WalkHit:
     walk_id: int
@@ -20,7 +23,10 @@ class WalkHit:
     triples: list[tuple[str, str, str]]  # (head, relation, tail) as the KG states them
     signature: str  # the relation path, e.g. "directed_by>|<directed_by" (< = walked backwards)
     cosine: float  # the walk's cosine to the question; `score` adds any rerank prior
-    also: list[int] = field(default_factory=list)  # other ends of its relation path, named after its text (query.also_chars)
+    # the other ends of its relation path from its root in the KG, none named elsewhere in the
+    # context (query.also_chars; kgwalk/query/answer_sets.py): ids, and their labels in the same order
+    also: list[int] = field(default_factory=list)
+    also_labels: list[str] = field(default_factory=list)
 
     @property
     def end_node(self) -> int:

@@ -29,10 +29,11 @@ from kgwalk.errors import KgwalkError
 from kgwalk.index.records import WalkRecords
 from kgwalk.index.store import VectorStore, collection_names, open_store
 from kgwalk.query.built_with import check_embed_model
-from kgwalk.query.diversity import name_also, select_walks
-from kgwalk.query.hits import NodeHit, Retrieval, WalkHit, walk_hit
+from kgwalk.query.diversity import select_walks
+from kgwalk.query.hits import NodeHit, RelationPath, Retrieval, WalkHit, walk_hit
 
 if TYPE_CHECKING:
+    from kgwalk.query.answer_sets import AnswerSets
     from kgwalk.query.lexicon import EntityLexicon
     from kgwalk.query.temporal import TemporalIndex
     from kgwalk.verbalize.template import TemplateVerbalizer
@@ -132,6 +133,20 @@ class Retriever:
             return TemporalIndex(read("entities", ["id", "label"]), read("relations", ["id", "label"]), read("edges", ["src", "rel", "dst"]))
 
         return self._current("temporal", build)
+
+    @property
+    def answer_sets(self) -> AnswerSets:
+        """The KG's edges as the walks traverse them, to complete a walk's answer set."""
+
+        def build() -> AnswerSets:
+            from kgwalk.query.answer_sets import AnswerSets
+            from kgwalk.storage import read_table
+
+            read = lambda t, cols: read_table(self.cfg.table(t), cols)  # noqa: E731
+            return AnswerSets.from_tables(read("edges", ["src", "rel", "dst"]), read("entities", ["id", "label"]),
+                                          read("relations", ["id", "label"]), self.cfg.walks.direction)
+
+        return self._current("answer_sets", build)
 
     @property
     def aliases(self) -> dict[int, int]:
@@ -235,20 +250,25 @@ class Retriever:
             candidates[node.id] = sorted(node.walks, key=lambda w: -w.score)
             fetched = candidates[node.id][: walk_mode_fetch[node.id]]
             node.walks = select_walks(fetched, k_walks, q_conf.diversity)  # kgwalk/query/diversity.py
-            name_also(node.walks, fetched, q_conf.also_chars)
         if q_conf.walk_budget is not None:
             keep = {id(w) for w in sorted((w for n in nodes for w in n.walks), key=lambda w: -w.score)[: q_conf.walk_budget]}
             for node in nodes:
                 node.walks = [w for w in node.walks if id(w) in keep]
         best = max((w for walks in candidates.values() for w in walks), key=lambda w: w.score, default=None)
-        if ego:
-            self._ego(nodes, candidates)
+        lines = self._ego(nodes, candidates) if ego else []
         lap("rerank")
+        if q_conf.also_chars:  # the shown walks' (ego: lines') complete answer sets, from the KG
+            from kgwalk.query.answer_sets import name_answer_sets, walk_routes
+
+            routes = lines if ego else walk_routes([w for n in nodes for w in n.walks])
+            name_answer_sets(routes, self.answer_sets, q_conf.also_chars)
+            lap("answer_sets")
         return Retrieval(question, nodes, {k: round(v, 3) for k, v in timings.items()}, mode, best)
 
-    def _ego(self, nodes: list[NodeHit], candidates: dict[int, list[WalkHit]]) -> None:
+    def _ego(self, nodes: list[NodeHit], candidates: dict[int, list[WalkHit]]) -> list[tuple[WalkHit, int, RelationPath]]:
         """Each node's walks become the lines of its pruned ego-graph, in as many characters as
-        walk mode's walks take (query.ego_chars to set it): both modes compare at equal length."""
+        walk mode's walks take (query.ego_chars to set it): both modes compare at equal length.
+        Returns each line with the root and relation path that reach it."""
         from kgwalk.query.ego import context_chars, ego_contexts
         from kgwalk.verbalize.template import around
 
@@ -258,7 +278,7 @@ class Retriever:
             self._phrases = TemplateVerbalizer(self.cfg.verbalize.phrases)
         phrases = self._phrases
         budget = self.cfg.query.ego_chars or context_chars([w for n in nodes for w in n.walks])
-        ego_contexts(nodes, candidates, budget, lambda relation, inverse: around(phrases.phrase(relation, inverse)))
+        return ego_contexts(nodes, candidates, budget, lambda relation, inverse: around(phrases.phrase(relation, inverse)))
 
     def _restrict_in_time(self, nodes: list[NodeHit], first: int, last: int) -> None:
         """Drop walks whose times all fall outside [first, last]; walks with no time rank after

@@ -67,6 +67,9 @@ class WalkOut(_Out):
     triples: list[tuple[str, str, str]] = Field(description="(head, relation, tail) as the KG states them")
     signature: str = Field(description='the relation path, e.g. "directed_by>|<directed_by"')
     cosine: float
+    also: list[int] = Field(default_factory=list, description="the other ends of this walk's relation path from its root in the KG, "
+                            "none named elsewhere in the response: its complete answer set, within query.also_chars characters")
+    also_labels: list[str] = Field(default_factory=list, description="the labels of `also`, in the same order")
 
 
 class NodeOut(_Out):
