@@ -61,7 +61,7 @@ def run(warehouse: Path, out: Path, hops: int, prior: str) -> None:
     (out / f"hop{hops}_{prior}.json").write_text(json.dumps(rows))
 
 
-def tabulate(out: Path, warehouse: Path) -> None:
+def tabulate(out: Path, warehouse: Path, notes: list[str]) -> None:
     rows = [r for path in sorted(out.glob("hop*_*.json")) for r in json.loads(path.read_text())]
     body = ["| prior | context | hops | context recall@3 | answer-set recall | answer-set recall, multi-answer (n) | extractive Hits@1 "
             "| context chars | retrieval ms p50 / p99 | of which lists ms p50 / p99 |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
@@ -101,7 +101,7 @@ def tabulate(out: Path, warehouse: Path) -> None:
         "with other jobs outside the lock (whole-retrieval percentiles move by several ms between identical settings); retrieval = all phases, "
         "no LLM; 'of which lists' = the answer_sets phase alone",
     ]
-    save_report("answer_sets", "Complete answer sets at query time (query.also_chars), MetaQA dev", [f for f in facts if f], body)
+    save_report("answer_sets", "Complete answer sets at query time (query.also_chars), MetaQA dev", [f for f in facts if f] + [f"- {n}" for n in notes], body)
 
 
 def main() -> None:
@@ -111,13 +111,14 @@ def main() -> None:
     p.add_argument("--hops", type=int, choices=[1, 2, 3])
     p.add_argument("--prior", choices=sorted(PRIORS), default="synthetic")
     p.add_argument("--tabulate", action="store_true")
+    p.add_argument("--note", action="append", default=[], help="a line for the report's facts (what the rows do not say themselves)")
     args = p.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if args.hops:
         run(Path(args.warehouse), out, args.hops, args.prior)
     if args.tabulate:
-        tabulate(out, Path(args.warehouse))
+        tabulate(out, Path(args.warehouse), args.note)
 
 
 if __name__ == "__main__":
