@@ -67,7 +67,9 @@ class VectorStore(Protocol):
     def stored(self, collection: str, vectors: np.ndarray) -> np.ndarray:
         """`vectors` exactly as `collection` keeps them (and `retrieve` returns them)."""
 
-    def delete(self, collection: str, ids: np.ndarray) -> None: ...
+    def delete(self, collection: str, ids: np.ndarray, roots: np.ndarray | None = None) -> None:
+        """Delete these points; `roots` (their roots, where the caller knows them) spare a
+        store that must know them, to mask a layered base, reading them back."""
 
     def retrieve(self, collection: str, ids: np.ndarray, payloads: bool = True) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
         """(ids found, their vectors, payloads), in the order of `ids`; missing ids are skipped.

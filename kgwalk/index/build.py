@@ -84,8 +84,8 @@ def walk_meta(walks: pa.Table, texts: pa.Table) -> pa.Table:
     return with_texts(walks.select(PAYLOAD_COLUMNS), texts.select(["walk_id", "text_id"]))
 
 
-def walk_payloads(meta: pa.Table) -> list[dict]:
-    return [{ROOT_FIELD: r} for r in meta.column("root").to_pylist()]
+def walk_payloads(roots: np.ndarray) -> list[dict]:
+    return [{ROOT_FIELD: r} for r in roots.tolist()]
 
 
 def node_payloads(ids: np.ndarray, labels: LabelLookup, walk_counts: np.ndarray) -> list[dict]:
@@ -134,7 +134,7 @@ def build_index(cfg: Config, reflects: dict[str, int], progress: bool = True) ->
                 store.create(walks_c, vecs.shape[1], graph=False, hnsw_m=cfg.index.hnsw_m)
             vecs = store.stored(walks_c, vecs)  # node sums add what a refresh will read back
             sums.add(meta_roots[rows], vecs)
-            store.upsert(walks_c, meta_ids[rows], vecs, walk_payloads(meta.take(pa.array(rows))))
+            store.upsert(walks_c, meta_ids[rows], vecs, walk_payloads(meta_roots[rows]))
             bar.update(len(rows))
         bar.close()
         if sums is None or not taken.all():

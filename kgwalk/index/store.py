@@ -139,7 +139,7 @@ class ServerStore:
             self._datatypes[collection] = "float16" if getattr(params, "datatype", None) == "float16" else "float32"
         return as_stored(vectors, self._datatypes[collection])
 
-    def delete(self, collection: str, ids: np.ndarray) -> None:
+    def delete(self, collection: str, ids: np.ndarray, roots: np.ndarray | None = None) -> None:
         from qdrant_client import models
 
         if len(ids):

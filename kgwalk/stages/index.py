@@ -1,12 +1,13 @@
 """The vector index: walk points and node points built in full from walks, texts and vectors
 (build), or brought to the current tables by applying their differences (refresh).
 
-Refresh: upsert walk points of new walks and walks whose text changed (vector from `vectors`),
-rewrite the payload of walks whose count or labels changed (vector kept), delete walks that are
-gone. Node points: recompute the node vector of every root whose walk set or walk vectors
-changed, with the same fixed-point sums a full build uses, so bit-identical: the edge backend
-keeps those sums, so only the changed walks' vectors are added and subtracted; otherwise from all
-the root's walks. Update relabelled nodes, delete nodes that have no walks any more.
+Refresh: upsert the walk points of walks with a new text (a new walk, or a new text of a walk;
+vector from `vectors`), delete walks that are gone; a new count or label leaves a walk point as
+it is (it carries its vector and root alone). Node points: recompute the node vector of every
+root whose walk set or walk vectors changed, with the same fixed-point sums a full build uses,
+so bit-identical: the edge backend keeps those sums, so only the changed walks' vectors are
+added and subtracted; otherwise from all the root's walks. Update relabelled nodes, delete
+nodes that have no walks any more.
 
 The edge backend writes a copy of the live generation and switches to it at once; the server
 backend writes in place in an order that never shows a walk without its node: nodes first,
@@ -25,10 +26,10 @@ from kgwalk.config import Config
 from kgwalk.errors import KgwalkError
 from kgwalk.faults import crashpoint
 from kgwalk.index.base import VectorStore
-from kgwalk.index.build import PAYLOAD_COLUMNS, IndexResult, NodeSums, matching_vectors, node_payloads, walk_meta, walk_payloads, with_texts
+from kgwalk.index.build import IndexResult, NodeSums, matching_vectors, node_payloads, walk_payloads
 from kgwalk.index.store import collection_names, index_version, open_store
 from kgwalk.stages.base import Stage, Step, folder_bytes
-from kgwalk.stages.diff import isin, mentions, relabelled, text_pairs
+from kgwalk.stages.diff import isin, relabelled, text_pairs
 from kgwalk.stages.report import RefreshReport
 from kgwalk.state import record, versions
 from kgwalk.storage import open_table, read_table, read_version, table_files
@@ -37,16 +38,14 @@ from kgwalk.walks.labels import load_labels
 _RETRIEVE_BATCH = 1024
 
 
-def _table_vectors(cfg: Config, keys: pa.Table, rows: np.ndarray, since: int) -> np.ndarray:
-    """Vectors of the walks at `rows` of `keys` (walk_id, text_id) from the vectors table: the files
-    added since version `since` first (a refresh appends there), the whole table only for rows
-    still missing."""
+def _table_vectors(cfg: Config, ids: np.ndarray, text_ids: np.ndarray, since: int) -> np.ndarray:
+    """Vectors of these walks (`ids`, with their `text_ids`), in their order, from the vectors
+    table: the files added since version `since` first (a refresh appends there), the whole
+    table only for walks still missing."""
     import pyarrow.dataset as ds  # not at the top: it imports pandas, which the CLI (a query) would load for nothing
 
-    if not len(rows):
+    if not len(ids):
         return np.zeros((0, 0), np.float32)
-    part = keys.take(pa.array(rows))
-    ids, text_ids = part.column("walk_id").to_numpy(), part.column("text_id").to_numpy()
     order = np.argsort(ids)
     ids, text_ids = ids[order], text_ids[order]
     taken = np.zeros(len(ids), bool)
@@ -79,14 +78,6 @@ def _index_vectors(store: VectorStore, collection: str, ids: np.ndarray) -> np.n
             raise KgwalkError(f"the index lacks {len(chunk) - len(got):,} walk points it should have: run `kgwalk index`")
         parts.append(vecs)
     return np.concatenate(parts) if parts else np.zeros((0, 0), np.float32)
-
-
-def _rows_of(cfg: Config, table: str, columns: list[str], ids: np.ndarray) -> pa.Table:
-    """The current rows of `table` whose walk_id is among `ids`."""
-    import pyarrow.dataset as ds  # see _table_vectors
-
-    dataset = open_table(cfg.table(table)).to_pyarrow_dataset()
-    return dataset.to_table(columns=columns, filter=ds.field("walk_id").isin(pa.array(ids, pa.int64())))
 
 
 def _build(step: Step) -> IndexResult:
@@ -126,63 +117,52 @@ def _update(step: Step) -> None:
 
 
 def _apply(cfg: Config, store: VectorStore, done: dict[str, Any], now: dict[str, int], report: RefreshReport) -> None:
-    """Write the differences between the index at `done` and the tables at `now`, and commit."""
-    labels = load_labels(cfg)
-    # Every walk's keys, but payloads (labels, texts) only for the points written: at 5.9M walks
-    # the whole table's payloads would cost more than the refresh's own work.
-    keys = with_texts(read_table(cfg.table("walks"), ["walk_id", "root", "count"]), read_table(cfg.table("texts"), ["walk_id", "text_id"]))
-    old_walks = read_version(cfg.table("walks"), done["walks"], ["walk_id", "root", "count"]).sort_by("walk_id")
-    old_texts = read_version(cfg.table("texts"), done["texts"], ["walk_id", "text_id"])
-    ids, roots = keys.column("walk_id").to_numpy(), keys.column("root").to_numpy()
-    old_ids = old_walks.column("walk_id").to_numpy()
+    """Write the differences between the index at `done` and the tables at `now`, and commit.
 
-    new_vector = ~isin(pa.array(text_pairs(keys)), text_pairs(old_texts))  # a new walk, or a new text
-    pos = np.minimum(np.searchsorted(old_ids, ids), max(len(old_ids) - 1, 0))
-    existed = old_ids[pos] == ids if len(old_ids) else np.zeros(len(ids), bool)
-    recount = existed & (old_walks.column("count").to_numpy()[pos] != keys.column("count").to_numpy())
-    new_entities, new_relations = (relabelled(cfg, t, done[t]) for t in ("entities", "relations"))
-    relabel = np.zeros(len(ids), bool)
-    if len(new_entities) or len(new_relations):
-        relabel = mentions(read_table(cfg.table("walks"), ["walk_id", "nodes", "rels"]).sort_by("walk_id"), new_entities, new_relations)
-    payload_only = (recount | relabel) & ~new_vector
+    A walk point is its vector and its root (the walk id, a content hash, fixes the root), so
+    only a new text gives a walk a new point: a new count or a new label leaves it as it is.
+    Whole-table work is a few hash joins over key columns (walk_id, root, text_id); every
+    other read touches only the changed walks."""
+    labels = load_labels(cfg)
+    walks = read_table(cfg.table("walks"), ["walk_id", "root"])
+    texts = read_table(cfg.table("texts"), ["walk_id", "text_id"])
+    old_walks = read_version(cfg.table("walks"), done["walks"], ["walk_id", "root"])
+    old_texts = read_version(cfg.table("texts"), done["texts"], ["walk_id", "text_id"])
+    ids, roots = walks.column("walk_id").to_numpy(), walks.column("root").to_numpy()
+    old_ids, old_roots = old_walks.column("walk_id").to_numpy(), old_walks.column("root").to_numpy()
+
+    # The walks with a new text (a new walk, or a new text of a walk): their points are written.
+    fresh = texts.filter(pa.array(~isin(pa.array(text_pairs(texts)), text_pairs(old_texts)))).sort_by("walk_id")
+    fresh_ids = fresh.column("walk_id").to_numpy()
+    fresh_rows = np.flatnonzero(isin(walks.column("walk_id"), fresh_ids))
+    fresh_rows = fresh_rows[np.argsort(ids[fresh_rows])]  # walk rows in the order of `fresh`
+    if not np.array_equal(ids[fresh_rows], fresh_ids):
+        raise KgwalkError(f"texts ({texts.num_rows:,}) do not match walks ({walks.num_rows:,}): rerun `kgwalk verbalize`")
+    fresh_roots = roots[fresh_rows]
+    # Previous vectors leave their nodes: of walks that are gone, and of walks with a new text.
     vanished = ~isin(old_walks.column("walk_id"), ids)
-    gone = old_ids[vanished]
-    node_roots = np.unique(np.concatenate([roots[new_vector], old_walks.column("root").to_numpy()[vanished], new_entities]))
-    upsert_rows = np.flatnonzero(new_vector | payload_only)
-    node_rows = np.flatnonzero(isin(pa.array(roots), node_roots))  # every walk of those roots
-    meta = walk_meta(  # row i: the walk at upsert_rows[i] (both sorted by walk_id)
-        _rows_of(cfg, "walks", PAYLOAD_COLUMNS, ids[upsert_rows]), _rows_of(cfg, "texts", ["walk_id", "text_id"], ids[upsert_rows])
-    )
+    gone, gone_roots = old_ids[vanished], old_roots[vanished]
+    replaced = isin(old_walks.column("walk_id"), fresh_ids)
+    new_entities = relabelled(cfg, "entities", done["entities"])  # node payloads carry labels
+    node_roots = np.unique(np.concatenate([fresh_roots, gone_roots, new_entities]))
 
     nodes_c, walks_c = collection_names(cfg)
     store.begin(copy=True)
-    # Node sums kept by the store are updated by the walks that changed; otherwise a node's sum
-    # is recomputed from all its root's walks.
-    incremental = store.has_sums(nodes_c)
-    # One vector per row that needs one: from `vectors` where the text is new, else from the index.
-    table_rows = np.flatnonzero(new_vector)
-    index_rows = np.setdiff1d(upsert_rows if incremental else np.union1d(upsert_rows, node_rows), table_rows)
-    from_table = store.stored(walks_c, _table_vectors(cfg, keys, table_rows, done["vectors"]))  # as a build rounds them
-    from_index = _index_vectors(store, walks_c, ids[index_rows])
-    rows = np.concatenate([table_rows, index_rows])
-    vectors = np.concatenate([v for v in (from_table, from_index) if len(v)]) if len(rows) else np.zeros((0, 1), np.float32)
-    order = np.argsort(rows)
-    rows, vectors = rows[order], vectors[order]
-    vector_of = lambda r: vectors[np.searchsorted(rows, r)]  # noqa: E731
-
-    if incremental:
+    fresh_vectors = store.stored(walks_c, _table_vectors(cfg, fresh_ids, fresh.column("text_id").to_numpy(), done["vectors"]))  # as a build rounds them
+    if store.has_sums(nodes_c):  # the store's node sums, updated by the walks that changed
         old_sums, old_walks_per_root = store.read_sums(nodes_c, node_roots)
         sums = NodeSums(node_roots, old_sums.shape[1])
         sums.sums, sums.walks = old_sums, old_walks_per_root
-        sums.add(roots[table_rows], vector_of(table_rows))
-        # Previous vectors leave their nodes: of walks that are gone, and of walks with a new text.
-        replaced = new_vector & existed
-        left = np.concatenate([gone, ids[replaced]])
-        left_roots = np.concatenate([old_walks.column("root").to_numpy()[vanished], roots[replaced]])
-        sums.add(left_roots, _index_vectors(store, walks_c, left), sign=-1)
-    else:
-        sums = NodeSums(node_roots, vectors.shape[1])
-        sums.add(roots[node_rows], vector_of(node_rows))
+        sums.add(fresh_roots, fresh_vectors)
+        sums.add(np.concatenate([gone_roots, old_roots[replaced]]),
+                 _index_vectors(store, walks_c, np.concatenate([gone, old_ids[replaced]])), sign=-1)
+    else:  # a node's sum from all its root's walks: the fresh ones' vectors from the table, the rest's from the index
+        node_rows = np.flatnonzero(isin(walks.column("root"), node_roots))
+        kept = node_rows[~isin(pa.array(ids[node_rows]), fresh_ids)]
+        kept_vectors = _index_vectors(store, walks_c, ids[kept])
+        sums = NodeSums(node_roots, max(fresh_vectors.shape[1], kept_vectors.shape[1], 1))
+        sums.add(fresh_roots, fresh_vectors)
+        sums.add(roots[kept], kept_vectors)
     if (sums.walks < 0).any():
         raise KgwalkError("the index's node sums disagree with its walks (was it written by another tool?): run `kgwalk index`")
     with_walks = np.flatnonzero(sums.walks > 0)
@@ -194,16 +174,15 @@ def _apply(cfg: Config, store: VectorStore, done: dict[str, Any], now: dict[str,
         part = with_walks[start : start + step]
         store.upsert(nodes_c, node_roots[part], sums.node_vectors(part), node_payloads(node_roots[part], labels, sums.walks[part]))
     store.write_sums(nodes_c, node_roots, sums.sums, sums.walks)
-    for start in range(0, len(upsert_rows), step):
-        part = upsert_rows[start : start + step]
-        store.upsert(walks_c, ids[part], vector_of(part), walk_payloads(meta.slice(start, len(part))))
+    for start in range(0, len(fresh_ids), step):
+        part = slice(start, start + step)
+        store.upsert(walks_c, fresh_ids[part], fresh_vectors[part], walk_payloads(fresh_roots[part]))
         crashpoint("index.upserting")
-    store.delete(walks_c, gone)
+    store.delete(walks_c, gone, gone_roots)
     store.delete(nodes_c, dead_roots)
     store.finish(walks_c)
     store.finish(nodes_c)
-    report.walks_recounted = int(recount.sum())
-    report.points_upserted = len(upsert_rows)
+    report.points_upserted = len(fresh_ids)
     report.points_deleted = len(gone)
     report.nodes_upserted = len(live_roots)
     report.nodes_deleted = len(dead_roots)
