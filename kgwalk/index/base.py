@@ -1,11 +1,12 @@
-"""What both vector-store backends share: the `VectorStore` interface, its `Hit`, and how our
+"""What both vector-store backends share: the reader and writer interfaces (`VectorStore` is
+both), the optional node-sums capability, their `Hit`, and how our
 signed int64 ids and float vectors map onto Qdrant points (kgwalk.index.store documents the
 backends)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -52,8 +53,30 @@ def point_ids(ids: np.ndarray) -> list[int]:
     return np.asarray(ids, np.int64).view(np.uint64).tolist()
 
 
-class VectorStore(Protocol):
-    """Writers call `begin`, then create/upsert/delete/finish, then `commit`; readers just search."""
+class VectorReader(Protocol):
+    """What the query side calls: search and read points of the live version."""
+
+    def search(self, collection: str, vector: np.ndarray, k: int, root: int | None = None) -> list[Hit]: ...
+
+    def retrieve(self, collection: str, ids: np.ndarray, payloads: bool = True) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
+        """(ids found, their vectors, payloads), in the order of `ids`; missing ids are skipped.
+        `payloads=False` leaves them empty: reading them costs more than the vectors."""
+
+    def reflects(self) -> dict[str, Any] | None:
+        """What the live version was committed with, if the store keeps it."""
+
+    def follow_live(self) -> None:
+        """A reader moves to the live version if a newer one was committed since it opened. Call
+        it between queries, never within one, so that one query reads one version."""
+
+    def count(self, collection: str) -> int: ...
+
+    def close(self) -> None: ...
+
+
+class VectorWriter(Protocol):
+    """What the index stage calls: `begin`, then create/upsert/delete/finish, then `commit`
+    (a refresh also reads back the vectors it replaces, with `retrieve`)."""
 
     def begin(self, copy: bool = False) -> None:
         """Start a new version of the index: empty (a build) or holding the live one's points
@@ -71,40 +94,40 @@ class VectorStore(Protocol):
         """Delete these points; `roots` (their roots, where the caller knows them) spare a
         store that must know them, to mask a layered base, reading them back."""
 
-    def retrieve(self, collection: str, ids: np.ndarray, payloads: bool = True) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
-        """(ids found, their vectors, payloads), in the order of `ids`; missing ids are skipped.
-        `payloads=False` leaves them empty: reading them costs more than the vectors."""
-
-    def has_sums(self, collection: str) -> bool:
-        """Whether the store keeps the exact node sums (kgwalk.index.build.NodeSums) of the live
-        version of this node collection, so that a refresh can update node vectors from the
-        walks that changed alone."""
-
-    def read_sums(self, collection: str, roots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(fixed-point sums, walk counts) of these roots; zeros for roots without walks."""
-
-    def write_sums(self, collection: str, roots: np.ndarray, sums: np.ndarray, walks: np.ndarray) -> None:
-        """Keep these roots' node sums with the new version (a store that keeps none ignores them)."""
+    def retrieve(self, collection: str, ids: np.ndarray, payloads: bool = True) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]: ...
 
     def finish(self, collection: str) -> None:
-        """Build indexes and make the collection durable."""
+        """Build indexes where due and make the collection durable."""
 
     def commit(self, reflects: dict[str, Any] | None = None) -> None:
         """Make the new version live for readers, every collection at once; `reflects` (the
         input versions it was made from) is kept with it where the store keeps versions."""
 
-    def reflects(self) -> dict[str, Any] | None:
-        """What the live version was committed with, if the store keeps it."""
-
-    def search(self, collection: str, vector: np.ndarray, k: int, root: int | None = None) -> list[Hit]: ...
-
-    def follow_live(self) -> None:
-        """A reader moves to the live version if a newer one was committed since it opened. Call
-        it between queries, never within one, so that one query reads one version."""
-
-    def count(self, collection: str) -> int: ...
+    def reflects(self) -> dict[str, Any] | None: ...
 
     def close(self) -> None: ...
+
+
+class VectorStore(VectorReader, VectorWriter, Protocol):
+    """A backend: both interfaces (`open_store` returns one)."""
+
+
+@runtime_checkable
+class KeepsNodeSums(Protocol):
+    """An optional capability of a store: the exact node sums (kgwalk.index.build.NodeSums) of
+    a node collection, kept with each version, so that a refresh updates node vectors from the
+    walks that changed alone. A store without it has its node vectors recomputed from all the
+    walks of each changed root."""
+
+    def has_sums(self, collection: str) -> bool:
+        """Whether the live version of this node collection has its sums (an index written
+        before they were kept has not)."""
+
+    def read_sums(self, collection: str, roots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(fixed-point sums, walk counts) of these roots; zeros for roots without walks."""
+
+    def write_sums(self, collection: str, roots: np.ndarray, sums: np.ndarray, walks: np.ndarray) -> None:
+        """Keep these roots' node sums with the new version."""
 
 
 def order_records(ids: np.ndarray, records: list[tuple[int, list[float], dict[str, Any]]]):

@@ -20,7 +20,7 @@ from tqdm import tqdm
 from kgwalk.config import Config
 from kgwalk.embed.pipeline import arrow_to_vectors
 from kgwalk.errors import KgwalkError
-from kgwalk.index.base import ROOT_FIELD
+from kgwalk.index.base import ROOT_FIELD, KeepsNodeSums
 from kgwalk.index.store import collection_names, open_store
 from kgwalk.storage import open_table, read_table
 from kgwalk.walks.labels import LabelLookup, load_labels
@@ -148,7 +148,8 @@ def build_index(cfg: Config, reflects: dict[str, int], progress: bool = True) ->
             rows = has_walks[start : start + step]
             ids = sums.root_ids[rows]
             store.upsert(nodes_c, ids, sums.node_vectors(rows), node_payloads(ids, labels, sums.walks[rows]))
-        store.write_sums(nodes_c, sums.root_ids[has_walks], sums.sums[has_walks], sums.walks[has_walks])
+        if isinstance(store, KeepsNodeSums):
+            store.write_sums(nodes_c, sums.root_ids[has_walks], sums.sums[has_walks], sums.walks[has_walks])
         store.finish(nodes_c)
         store.commit(reflects)
     entities = len(labels.entity_ids)

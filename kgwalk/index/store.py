@@ -57,6 +57,7 @@ class ServerStore:
         self.vector_datatype = vector_datatype  # of walk collections this store creates
         self._datatypes: dict[str, str] = {}
         self._dims: dict[str, int] = {}  # per physical collection: a new one after each rebuild
+        self._aliases: dict[str, str] | None = None  # alias: physical collection, as a reader last read them
         self._building: dict[str, str] = {}
         self._in_place = False
 
@@ -86,10 +87,10 @@ class ServerStore:
 
     def _live(self, alias: str) -> str | None:
         """The physical collection behind an alias, if any."""
-        for a in self._call("reading aliases", self.client.get_aliases).aliases:
-            if a.alias_name == alias:
-                return a.collection_name
-        return None
+        return self._read_aliases().get(alias)
+
+    def _read_aliases(self) -> dict[str, str]:
+        return {a.alias_name: a.collection_name for a in self._call("reading aliases", self.client.get_aliases).aliases}
 
     def begin(self, copy: bool = False) -> None:
         self._building.clear()
@@ -150,15 +151,6 @@ class ServerStore:
         records = self._call("retrieving points", lambda: self.client.retrieve(self._target(collection), ids=point_ids(ids), with_payload=payloads, with_vectors=True))
         return order_records(ids, [(r.id, r.vector, r.payload) for r in records])
 
-    def has_sums(self, collection: str) -> bool:
-        return False  # a refresh recomputes node vectors from all walks of the roots it changes
-
-    def read_sums(self, collection: str, roots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        raise NotImplementedError("the server backend keeps no node sums")
-
-    def write_sums(self, collection: str, roots: np.ndarray, sums: np.ndarray, walks: np.ndarray) -> None:
-        pass
-
     def finish(self, collection: str) -> None:
         pass  # upserts wait for acknowledgement; the server builds its indexes itself
 
@@ -166,7 +158,9 @@ class ServerStore:
         return None  # points change in place; a refresh there is idempotent without it
 
     def follow_live(self) -> None:
-        pass  # collection names are aliases: the server switches them
+        """Collection names are aliases the server switches: a reader reads where they point once
+        per query (the first search after this), not once per search."""
+        self._aliases = None
 
     def commit(self, reflects: dict[str, Any] | None = None) -> None:
         from qdrant_client import models
@@ -184,11 +178,14 @@ class ServerStore:
             self._call(f"dropping {name}", functools.partial(self.client.delete_collection, name))
         self._building.clear()
         self._in_place = False
+        self._aliases = None
 
     def search(self, collection: str, vector: np.ndarray, k: int, root: int | None = None) -> list[Hit]:
         from qdrant_client import models
 
-        live = self._live(collection)
+        if self._aliases is None or collection not in self._aliases:  # a miss is read again: it may have been built since
+            self._aliases = self._read_aliases()
+        live = self._aliases.get(collection)
         if live is None:
             raise KgwalkError(f"no index collection {collection!r} on the Qdrant server (run `kgwalk index` first)")
         if live not in self._dims:

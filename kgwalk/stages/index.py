@@ -25,7 +25,7 @@ import pyarrow as pa
 from kgwalk.config import Config
 from kgwalk.errors import KgwalkError
 from kgwalk.faults import crashpoint
-from kgwalk.index.base import VectorStore
+from kgwalk.index.base import KeepsNodeSums, VectorStore
 from kgwalk.index.build import IndexResult, NodeSums, matching_vectors, node_payloads, walk_payloads
 from kgwalk.index.store import collection_names, index_version, open_store
 from kgwalk.stages.base import Stage, Step, folder_bytes
@@ -149,7 +149,7 @@ def _apply(cfg: Config, store: VectorStore, done: dict[str, Any], now: dict[str,
     nodes_c, walks_c = collection_names(cfg)
     store.begin(copy=True)
     fresh_vectors = store.stored(walks_c, _table_vectors(cfg, fresh_ids, fresh.column("text_id").to_numpy(), done["vectors"]))  # as a build rounds them
-    if store.has_sums(nodes_c):  # the store's node sums, updated by the walks that changed
+    if isinstance(store, KeepsNodeSums) and store.has_sums(nodes_c):  # the store's node sums, updated by the walks that changed
         old_sums, old_walks_per_root = store.read_sums(nodes_c, node_roots)
         sums = NodeSums(node_roots, old_sums.shape[1])
         sums.sums, sums.walks = old_sums, old_walks_per_root
@@ -173,10 +173,11 @@ def _apply(cfg: Config, store: VectorStore, done: dict[str, Any], now: dict[str,
     for start in range(0, len(with_walks), step):
         part = with_walks[start : start + step]
         store.upsert(nodes_c, node_roots[part], sums.node_vectors(part), node_payloads(node_roots[part], labels, sums.walks[part]))
-    store.write_sums(nodes_c, node_roots, sums.sums, sums.walks)
+    if isinstance(store, KeepsNodeSums):
+        store.write_sums(nodes_c, node_roots, sums.sums, sums.walks)
     for start in range(0, len(fresh_ids), step):
-        part = slice(start, start + step)
-        store.upsert(walks_c, fresh_ids[part], fresh_vectors[part], walk_payloads(fresh_roots[part]))
+        end = start + step
+        store.upsert(walks_c, fresh_ids[start:end], fresh_vectors[start:end], walk_payloads(fresh_roots[start:end]))
         crashpoint("index.upserting")
     store.delete(walks_c, gone, gone_roots)
     store.delete(nodes_c, dead_roots)
