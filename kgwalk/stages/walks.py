@@ -91,7 +91,7 @@ def _update(step: Step) -> None:
     old_ids, new_ids = before.column("walk_id").to_numpy(), fresh.column("walk_id").to_numpy()
     report.walks_added = int((~np.isin(new_ids, old_ids)).sum())
     report.walks_removed = int((~np.isin(old_ids, new_ids)).sum())
-    counts = before.select(["walk_id", "count"]).join(fresh.select(["walk_id", "count"]), "walk_id", right_suffix="_new")
+    counts = before.select(["walk_id", "count"]).join(fresh.select(["walk_id", "count"]), "walk_id", right_suffix="_new", join_type="inner")
     report.walks_recounted = int(np.sum(counts.column("count").to_numpy() != counts.column("count_new").to_numpy()))
 
 
