@@ -19,6 +19,19 @@ many hours, so its time is projected from its rate measured in this run on 2,000
 sentences: full rebuild = measured rebuild - walks / model rate + walks / MiniLM rate; refresh
 likewise with its re-embedded walks.
 Results: bench/results/refresh.md.
+
+`--reuse FULL_SECONDS` refreshes the warehouse a full run left (no rebuild: 17 min, 19 GiB),
+taking its full-build time as given, and `--rows FILE` keeps every measured refresh as a line of
+FILE and writes the table from all of them, each row named by `--label`, as a section after the
+full run's table in the results file. So the refreshes of two
+checkouts run one after another on one warehouse, each with its own change file (the baseline's
+code first: `PYTHONPATH=<baseline checkout> python bench/refresh.py --reuse ... --label baseline`):
+
+    PYTHONPATH=/tmp/base .venv/bin/python bench/refresh.py --reuse 992.5 --fractions 0.001 --compaction 0 --rows /tmp/rows.jsonl --label baseline
+    .venv/bin/python bench/refresh.py --reuse 992.5 --fractions 0.001 --compaction 0 --rows /tmp/rows.jsonl --label candidate --seed 1
+
+The MiniLM projection needs both models' rates on this corpus (a minute more per run): a reuse
+run leaves it out.
 """
 
 from __future__ import annotations
@@ -76,14 +89,22 @@ def main() -> None:
     ap.add_argument("--model", default="static")
     ap.add_argument("--warehouse", default="/tmp/kgwalk-bench/refresh")
     ap.add_argument("--compaction", type=float, default=0.001, help="then one more refresh of this fraction that must compact the index (0: none)")
+    ap.add_argument("--reuse", type=float, default=None, metavar="FULL_SECONDS",
+                    help="refresh the warehouse as it is, taking this full-build time (measured earlier) as given")
+    ap.add_argument("--rows", type=Path, default=None, help="keep each refresh as a line of this file; the table shows them all")
+    ap.add_argument("--label", default="", help="the code the refreshes ran (a column of the table)")
+    ap.add_argument("--seed", type=int, default=0, help="of the change sets")
     args = ap.parse_args()
     edges = parse_size(args.edges)
     kg = REPO / "data" / "synth" / f"synth_{args.edges.lower()}.parquet"
     if not kg.exists():
         write_synth(str(kg), edges, 0)
-    shutil.rmtree(args.warehouse, ignore_errors=True)
     overrides = [f"embed.model={args.model}", "spark.master=local[2]", "ray.num_cpus=2"]
     cfg = load_config(None, overrides, name="synth", warehouse=args.warehouse, **{"kg.path": str(kg)})
+    if args.reuse is not None:
+        reused(args, cfg, kg, overrides)
+        return
+    shutil.rmtree(args.warehouse, ignore_errors=True)
 
     build = run_build(cfg)
     full = sum(build.seconds.values())
@@ -152,6 +173,63 @@ def main() -> None:
     out = REPO / "bench" / "results" / "refresh.md"
     out.write_text(text)
     print(f"wrote {out}")
+
+
+def reused(args, cfg, kg: Path, overrides: list[str]) -> None:
+    """Refreshes of the warehouse a full run left; the table from every row kept in `args.rows`."""
+    import json
+
+    from kgwalk.index.edge import EdgeStore
+
+    nodes = EdgeStore(cfg.root / "qdrant").layouts()[f"{cfg.name}_nodes"].base_points
+    rng = np.random.default_rng(args.seed)
+    runs = [(float(f), cfg, "") for f in args.fractions.split(",")]
+    if args.compaction:
+        compacting = load_config(None, [*overrides, "index.compact_ratio=0"], name="synth", warehouse=args.warehouse, **{"kg.path": str(kg)})
+        runs.append((args.compaction, compacting, ", compacting"))
+    rows_file = args.rows or Path(args.warehouse) / "refresh_rows.jsonl"
+    for fraction, run_cfg, label in runs:
+        changes = Path(args.warehouse) / f"changes_{args.label}_{args.seed}_{fraction}{label.replace(', ', '_')}.csv"
+        n = change_set(run_cfg, fraction, rng, changes)
+        start = time.perf_counter()
+        r = run_refresh(run_cfg, str(changes))
+        seconds = time.perf_counter() - start
+        print(f"{args.label} {fraction:.2%}{label}: {r.summary()} in {seconds:.1f} s", flush=True)
+        row = {"code": args.label, "fraction": f"{fraction:.2%}{label}", "changes": n, "nodes": nodes, "seconds": seconds,
+               **{k: getattr(r, k) for k in ("affected_roots", "walks_recomputed", "walks_added", "walks_removed", "verbalized", "embedded")},
+               "stages": r.seconds}
+        with open(rows_file, "a") as f:
+            f.write(json.dumps(row) + "\n")
+    rows = [json.loads(line) for line in open(rows_file)]
+    lines = [
+        _REUSED,
+        "",
+        "- KG: the warehouse of the full run above, refreshed further (no rebuild), after its own refreshes",
+        f"- full rebuild: {args.reuse:,.1f} s, as measured by the full run above; x full rebuild divides by it (5% of it: {0.05 * args.reuse:,.1f} s)",
+        f"- embedder: {args.model}; refreshes run one after another on that warehouse, each with its own change file, in the order of the table;"
+        " each changes the given fraction of edges, half removed, half added by preferential attachment (5% to new entities)",
+        f"- rows kept in {rows_file}; the MiniLM projection is left out of these runs",
+        *machine_lines(),
+        "",
+        "| code | edges changed | change records | affected roots | walks recomputed | walks added | walks removed | re-embedded | kg (s) | walks (s) | texts (s) | vectors (s) | index (s) | refresh (s) | x full rebuild |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        s = row["stages"]
+        lines.append(
+            f"| {row['code']} | {row['fraction']} | {row['changes']:,} | {row['affected_roots']:,} ({row['affected_roots'] / row['nodes']:.1%}) "
+            f"| {row['walks_recomputed']:,} | {row['walks_added']:,} | {row['walks_removed']:,} | {row['embedded']:,} | {s['kg']:.1f} "
+            f"| {s['walks']:.1f} | {s['texts']:.1f} | {s['vectors']:.1f} | {s['index']:.1f} | {row['seconds']:,.1f} | {row['seconds'] / args.reuse:.3f} |"
+        )
+    text = "\n".join(lines) + "\n"
+    print(text)
+    out = REPO / "bench" / "results" / "refresh.md"
+    full_run = out.read_text().split(_REUSED)[0].rstrip() + "\n\n" if out.exists() else ""
+    out.write_text(full_run + text)  # after the full run's table, in place of an earlier reuse table
+    print(f"wrote {out}")
+
+
+_REUSED = "## Later refreshes of that warehouse, by code (`--reuse`)"
 
 
 if __name__ == "__main__":
