@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from kgwalk.config import Config, load_config
+from kgwalk.config import Config, LLMBackend, load_config
 from kgwalk.errors import KgwalkError
 from kgwalk.llm import ChatModel, Message
 from kgwalk.query.answer_sets import also_text
@@ -53,7 +53,8 @@ def answer_prompt(cfg: Config, question: str, retrieval: Retrieval) -> list[Mess
     ]
 
 
-def check_answer_conf(cfg: Config) -> None:
+def check_answer_conf(cfg: Config) -> LLMBackend:
+    """The answer backend, once its settings are checked (one-line errors)."""
     from kgwalk.llm.base import check_llm_conf
 
     if not cfg.answer.backend:
@@ -63,6 +64,7 @@ def check_answer_conf(cfg: Config) -> None:
     user = cfg.answer.prompt.user
     if user and ("{question}" not in user or "{context}" not in user):
         raise KgwalkError("answer.prompt.user must contain {question} and {context}")
+    return cfg.answer.backend
 
 
 @dataclass
@@ -92,7 +94,7 @@ class Answerer:
         if self._model is None:
             from kgwalk.llm import make_chat_model
 
-            self._model = make_chat_model(self.cfg.answer.backend, self.cfg.answer.llm, "answer.llm")
+            self._model = make_chat_model(check_answer_conf(self.cfg), self.cfg.answer.llm, "answer.llm")
         return self._model
 
     @classmethod

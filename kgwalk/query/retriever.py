@@ -64,7 +64,7 @@ class Retriever:
         self.cfg = cfg  # query.*'s choices and counts were checked as it loaded (kgwalk/config.py)
         self.store = store or open_store(cfg)
         self._embedder = embedder
-        self._lexicon = None
+        self._lexicon: EntityLexicon | None = None
         self._prior = None
         self._phrases: TemplateVerbalizer | None = None  # ego mode's relation phrases
         self._derived: dict[str, tuple[dict[str, int] | None, Any]] = {}  # see _current
