@@ -98,3 +98,14 @@ def embedder_output_matches(cfg: Config) -> bool:
     expected = store.stored(walks_c, make_embedder(cfg.embed.model, precision=cfg.embed.precision).encode(texts.column("text").to_pylist()))
     store.close()
     return len(got) == texts.num_rows and np.array_equal(vectors, expected)
+
+
+class EchoModel:
+    """A chat model (kgwalk.llm's interface) that records the prompts it is given and answers nothing."""
+
+    def __init__(self) -> None:
+        self.prompts: list = []
+
+    def chat(self, conversations: list) -> list[str]:
+        self.prompts += conversations
+        return ["" for _ in conversations]

@@ -163,17 +163,6 @@ def test_the_retriever_completes_each_shown_walks_answer_set(built, mode):
     assert {"also", "also_labels"} <= set(first) and first["text"] == before.walks[0].text
 
 
-class EchoModel:
-    """A chat model that records the prompts it is given and answers nothing."""
-
-    def __init__(self):
-        self.prompts = []
-
-    def chat(self, conversations):
-        self.prompts += conversations
-        return ["" for _ in conversations]
-
-
 @pytest.fixture(scope="module")
 def films_only(tmp_path_factory):
     """Dieterle's films with no facts of their own: each of his walks is one film."""
@@ -183,7 +172,7 @@ def films_only(tmp_path_factory):
 def test_the_answer_prompt_and_the_eval_read_the_lists(films_only, tmp_path: Path):
     folder, kg = films_only
     cfg = corpus.config(folder, kg, ["query.mode=walks", "answer.context=walks", "query.also_chars=10000"])
-    model = EchoModel()
+    model = corpus.EchoModel()
     answerer = Answerer(cfg, model=model)
     answer = answerer.answer("which films did Dieterle direct", k_nodes=1, k_walks=1)
     listed = [w for w in answer.retrieval.walks if w.also]

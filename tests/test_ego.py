@@ -116,22 +116,11 @@ def test_ego_mode_in_the_retriever(built):
         r.close()
 
 
-class EchoModel:
-    """A chat model that records the prompts it is given and answers nothing."""
-
-    def __init__(self):
-        self.prompts = []
-
-    def chat(self, conversations):
-        self.prompts += conversations
-        return ["" for _ in conversations]
-
-
 def test_the_answer_prompt_reads_the_ego_graph_by_default(built):
     folder, kg = built
     question = "which films did Dieterle direct"
     for context in ("ego", "walks"):
-        model = EchoModel()
+        model = corpus.EchoModel()
         answerer = Answerer(corpus.config(folder, kg, [f"answer.context={context}"] if context == "walks" else []), model=model)
         answer = answerer.answer(question, k_nodes=1, k_walks=2)
         answerer.close()
