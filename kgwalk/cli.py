@@ -90,6 +90,8 @@ def _print_retrieval(result) -> None:
         for walk in node.walks:
             print(f"   {walk.score:.3f}  [{walk.kind}] {walk.text}")
             print("          " + "  ".join(f"({h} | {r} | {t})" for h, r, t in walk.triples))
+            if walk.also_labels:  # the other ends of its relation path (query.also_chars)
+                print("          also: " + ", ".join(walk.also_labels))
     print("ms: " + ", ".join(f"{k} {v:.1f}" for k, v in result.timings_ms.items()))
 
 
@@ -97,11 +99,11 @@ def _print_scores(split: str, cfg: Config, rerank: str, scores) -> None:
     q = cfg.query
     asked = "plain questions (brackets dropped)" if any(s.plain for s in scores) else "bracketed questions"
     print(f"MetaQA {split}, {asked}, k_nodes={q.k_nodes}, k_walks={q.k_walks}, node_search={q.node_search}, rerank={rerank}")
-    print("hops  questions  topic recall  context recall@k  answer-set recall  extractive Hits@1  retrieval ms p50/p99")
+    print("hops  questions  topic recall  context recall@k  answer-set recall  multi-answer  extractive Hits@1  retrieval ms p50/p99")
     for s in scores:
         lat = s.latency_ms.get("retrieval", {})
         print(f"{s.hops:>4}  {s.questions:>9,}  {s.topic_recall:>12.4f}  {s.context_recall:>16.4f}  {s.answer_recall:>17.4f}"
-              f"  {s.extractive_hits1:>17.4f}  {lat.get('p50', 0):>8.1f} / {lat.get('p99', 0):.1f}")
+              f"  {s.multi_answer_recall:>12.4f}  {s.extractive_hits1:>17.4f}  {lat.get('p50', 0):>8.1f} / {lat.get('p99', 0):.1f}")
     if any(s.answers for s in scores):
         print("hops  answers  Hits@1  accurate  hallucinated  missing  llm ms p50")
         for s in scores:

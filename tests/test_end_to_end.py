@@ -111,6 +111,11 @@ def test_cli_query_json_and_clear_errors(built, tmp_path):
     payload = json.loads(out.stdout)
     assert payload["nodes"][0]["label"] == "Kismet"
     assert ["Kismet", "directed_by", "William Dieterle"] in payload["nodes"][0]["walks"][0]["triples"]
+    # the text form shows each walk's answer-set list (query.also_chars) on its own line
+    listed = json.loads(kgwalk_cli("query", "--name", cfg.name, "--warehouse", cfg.warehouse, "--json", "who starred in Arizona Dream").stdout)
+    text = kgwalk_cli("query", "--name", cfg.name, "--warehouse", cfg.warehouse, "who starred in Arizona Dream").stdout
+    lists = [w["also_labels"] for n in listed["nodes"] for w in n["walks"] if w["also_labels"]]
+    assert lists and all(f"also: {', '.join(labels)}" in text for labels in lists)
     empty = kgwalk_cli("query", "--name", cfg.name, "--warehouse", cfg.warehouse, " ")
     assert empty.returncode == 2 and empty.stderr.strip() == "kgwalk: error: the question is empty"
     missing = kgwalk_cli("query", "--name", "nothing", "--warehouse", str(tmp_path), "who")
@@ -191,6 +196,8 @@ def test_eval_metaqa_scores_retrieval_on_question_files(built, tmp_path):
     assert scores["hops"] == 1 and scores["questions"] == 3
     assert scores["topic_recall"] == 1.0
     assert scores["context_recall"] == pytest.approx(1 / 3) and scores["extractive_hits1"] == pytest.approx(1 / 3)
+    table = kgwalk_cli("eval", "metaqa", "--name", cfg.name, "--warehouse", cfg.warehouse, "--data", str(data), "--hops", "1").stdout
+    assert "multi-answer" in table.splitlines()[1]
     missing = kgwalk_cli("eval", "metaqa", "--name", cfg.name, "--warehouse", cfg.warehouse, "--data", str(data), "--hops", "2")
     assert missing.returncode == 2 and "no MetaQA file" in missing.stderr and "Traceback" not in missing.stderr
 
