@@ -1,0 +1,192 @@
+"""Layered collections. A refresh must not copy the live walks collection (12 GiB for 5.9M walks)
+to change a fraction of a percent of it. So in a generation written by a refresh, a collection
+without an HNSW graph (walks: always searched within one root) is layered: an immutable *base*
+shard, shared with the generation that wrote it, plus this generation's *delta* shard (points
+written since the base) and its *masked* base points (replaced or deleted since), kept as
+(id, root) pairs in `<name>.masked.npy`. Reads merge them into exactly the points a plain
+collection would hold. Once delta and masked points pass `compact_ratio` of the base, the next
+refresh merges them into a new base: one copy, amortised over many refreshes. A plain collection
+is the same with no delta and no masked points."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kgwalk.index.base import ROOT_FIELD, Hit, order_records, point_ids, signed_id
+from kgwalk.index.generations import Layout, write_atomically
+from kgwalk.index.qdrant_shards import copy_shard, create_shard, load_shard, upsert_records
+
+_RETRIEVE_BATCH = 1024
+_SCROLL_BATCH = 4096
+NO_ROOT = -1  # masked points whose payload has no root (only reachable by searches without one)
+
+
+def masked_path(folder: Path, generation: str, name: str) -> Path:
+    return folder / generation / f"{name}.masked.npy"
+
+
+def _no_masked() -> np.ndarray:
+    return np.zeros((0, 2), np.int64)
+
+
+class LayeredCollection:
+    """The open shards of one collection and its masked base points (sorted by id)."""
+
+    def __init__(self, base: Any, delta: Any | None, masked: np.ndarray) -> None:
+        self.base, self.delta = base, delta
+        order = np.argsort(masked[:, 0])
+        self.masked_ids, self.masked_roots = masked[order, 0], masked[order, 1]
+        self._by_root: dict[int, set[int]] | None = None
+
+    @classmethod
+    def plain(cls, shard: Any) -> LayeredCollection:
+        return cls(shard, None, _no_masked())
+
+    @classmethod
+    def load(cls, folder: Path, generation: str, name: str, layout: Layout) -> LayeredCollection:
+        """Collection `name` of `generation`, as `layout` records it."""
+        base = load_shard(folder / layout.base)
+        own = f"{generation}/{name}"
+        if layout.base == own:
+            return cls.plain(base)
+        masked = np.load(masked_path(folder, generation, name))
+        return cls(base, load_shard(folder / own), masked)
+
+    @property
+    def writable(self) -> Any:
+        return self.delta if self.delta is not None else self.base
+
+    def is_masked(self, ids: np.ndarray) -> np.ndarray:
+        pos = np.minimum(np.searchsorted(self.masked_ids, ids), max(len(self.masked_ids) - 1, 0))
+        return (self.masked_ids[pos] == ids) if len(self.masked_ids) else np.zeros(len(ids), bool)
+
+    def mask(self, ids: np.ndarray, roots: np.ndarray) -> None:
+        ids, roots = np.concatenate([self.masked_ids, ids]), np.concatenate([self.masked_roots, roots])
+        order = np.argsort(ids)
+        self.masked_ids, self.masked_roots = ids[order], roots[order]
+        self._by_root = None
+
+    def masked_of(self, root: int | None) -> set[int]:
+        """Point ids (Qdrant's unsigned form) of the masked base points a search must skip."""
+        if root is None:
+            return set(point_ids(self.masked_ids))
+        if self._by_root is None:
+            self._by_root = {}
+            for r, i in zip(self.masked_roots.tolist(), point_ids(self.masked_ids)):
+                self._by_root.setdefault(r, set()).add(i)
+        return self._by_root.get(int(root), set())
+
+    def masked_pairs(self) -> np.ndarray:
+        return np.stack([self.masked_ids, self.masked_roots], axis=1)
+
+    def hide_in_base(self, ids: np.ndarray, roots: np.ndarray | None) -> None:
+        """Mask the base points among `ids` that are not masked yet: they are replaced or deleted.
+        `roots` (of `ids`, where the caller knows them) spare reading the base points' payloads:
+        on a base of millions of points that read costs more than the rest of a small refresh."""
+        ids = np.asarray(ids, np.int64)
+        ids, first = np.unique(ids, return_index=True)
+        known = None if roots is None else np.asarray(roots, np.int64)[first]
+        fresh = ~self.is_masked(ids)
+        ids, known = ids[fresh], None if known is None else known[fresh]
+        for start in range(0, len(ids), _RETRIEVE_BATCH):
+            part = ids[start : start + _RETRIEVE_BATCH]
+            records = self.base.retrieve(point_ids=point_ids(part), with_payload=known is None, with_vector=False)
+            if not records:
+                continue
+            found = np.array([r.id for r in records], np.uint64).view(np.int64)
+            if known is None:
+                found_roots = np.array([(r.payload or {}).get(ROOT_FIELD, NO_ROOT) for r in records], np.int64)
+            else:  # `part` is sorted: each found id's root by position
+                found_roots = known[start : start + _RETRIEVE_BATCH][np.searchsorted(part, found)]
+            self.mask(found, found_roots)
+
+    def retrieve(self, ids: np.ndarray, payloads: bool) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
+        ids = np.asarray(ids, np.int64)
+
+        def records(shard: Any, wanted: np.ndarray) -> list[tuple[Any, ...]]:
+            return [(r.id, r.vector, r.payload) for r in shard.retrieve(point_ids=point_ids(wanted), with_payload=payloads, with_vector=True)]
+
+        found = records(self.writable, ids)
+        if self.delta is not None:
+            rest = ids[~np.isin(ids, np.array([r[0] for r in found], np.uint64).view(np.int64)) & ~self.is_masked(ids)]
+            if len(rest):
+                found += records(self.base, rest)
+        return order_records(ids, found)
+
+    def search(self, query: Any, k: int, root: int | None) -> list[Hit]:
+        """The `k` best points for a qdrant-edge `query`, within `root`'s points if given."""
+        from qdrant_edge import FieldCondition, Filter, HasIdCondition, MatchValue, QueryRequest
+
+        must: list[Any] | None = None if root is None else [FieldCondition(key=ROOT_FIELD, match=MatchValue(value=int(root)))]
+
+        def hits(shard: Any, must_not: list[Any] | None) -> list[Hit]:
+            flt = Filter(must=must, must_not=must_not) if must or must_not else None
+            return [Hit(signed_id(p.id), float(p.score), dict(p.payload or {}))
+                    for p in shard.query(QueryRequest(limit=k, query=query, filter=flt, with_payload=True))]
+
+        if self.delta is None:
+            return hits(self.base, None)
+        masked: set[Any] = self.masked_of(root)
+        merged = hits(self.delta, None) + hits(self.base, [HasIdCondition(point_ids=masked)] if masked else None)
+        return sorted(merged, key=lambda h: -h.score)[:k]
+
+    def count(self) -> int:
+        from qdrant_edge import CountRequest
+
+        total = int(self.base.count(CountRequest(exact=True)))
+        if self.delta is not None:
+            total += int(self.delta.count(CountRequest(exact=True))) - len(self.masked_ids)
+        return total
+
+    def close(self) -> None:
+        for shard in (self.base, self.delta):
+            if shard is not None:
+                shard.close()
+
+
+def carry_over(folder: Path, live: str, generation: str, name: str, layout: Layout, compact_ratio: float) -> Layout:
+    """The live generation's graphless collection `name` in `generation`, ready for writes:
+    a plain one becomes the base of a new delta; a layered one keeps its base (its delta and
+    masked points copied) until they pass `compact_ratio` of it, then is compacted."""
+    own, live_own = folder / generation / name, folder / live / name
+    if layout.base == f"{live}/{name}":
+        create_shard(own, layout.dim, graph=False, hnsw_m=0, datatype=layout.datatype).close()
+        write_atomically(masked_path(folder, generation, name), lambda f: np.save(f, _no_masked()))
+        return Layout(layout.dim, False, layout.base, layout.base_points, datatype=layout.datatype)
+    changed = layout.delta_points + layout.masked_points
+    if changed <= compact_ratio * max(layout.base_points, 1):
+        copy_shard(live_own, own)
+        shutil.copy(masked_path(folder, live, name), masked_path(folder, generation, name))
+        return layout
+    return _compact(folder, live, generation, name, layout)
+
+
+def _compact(folder: Path, live: str, generation: str, name: str, layout: Layout) -> Layout:
+    """A new base: the live base copied, its masked points deleted, the delta's points added."""
+    from qdrant_edge import ScrollRequest, UpdateOperation
+
+    own = folder / generation / name
+    copy_shard(folder / layout.base, own)
+    merged = load_shard(own)
+    masked = np.load(masked_path(folder, live, name))
+    if len(masked):
+        gone: list[Any] = point_ids(masked[:, 0])
+        merged.update(UpdateOperation.delete_points(gone))
+    delta = load_shard(folder / live / name)
+    offset = None
+    while True:
+        records, offset = delta.scroll(ScrollRequest(offset=offset, limit=_SCROLL_BATCH, with_payload=True, with_vector=True))
+        if records:
+            upsert_records(merged, records)
+        if offset is None:
+            break
+    delta.close()
+    merged.optimize()
+    merged.flush()
+    points = merged.info().points_count
+    merged.close()
+    return Layout(layout.dim, False, f"{generation}/{name}", points, datatype=layout.datatype)
