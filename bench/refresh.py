@@ -42,6 +42,7 @@ import shutil
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -80,6 +81,16 @@ def change_set(cfg, fraction: float, rng: np.random.Generator, out: Path) -> int
     table = pa.table({name: [r[c] for r in rows] for c, name in enumerate(("head", "relation", "tail", "op"))})
     pacsv.write_csv(table, out)
     return n
+
+
+def refresh_runs(args, cfg, kg: Path, overrides: list[str]) -> list[tuple[float, Any, str]]:
+    """(fraction of edges changed, config, row label suffix) per refresh: --fractions, then
+    --compaction's run with compact_ratio 0 (it folds every delta into a new base)."""
+    runs = [(float(f), cfg, "") for f in args.fractions.split(",")]
+    if args.compaction:
+        compacting = load_config(None, [*overrides, "index.compact_ratio=0"], name="synth", warehouse=args.warehouse, **{"kg.path": str(kg)})
+        runs.append((args.compaction, compacting, ", compacting"))
+    return runs
 
 
 def main() -> None:
@@ -130,10 +141,7 @@ def main() -> None:
     rows = []
     # The last refresh runs with compact_ratio 0: it folds every delta into a new base, the cost
     # a refresh pays once per compaction (index.compact_ratio of the base changed).
-    runs = [(float(f), cfg, "") for f in args.fractions.split(",")]
-    if args.compaction:
-        compacting = load_config(None, [*overrides, "index.compact_ratio=0"], name="synth", warehouse=args.warehouse, **{"kg.path": str(kg)})
-        runs.append((args.compaction, compacting, ", compacting"))
+    runs = refresh_runs(args, cfg, kg, overrides)
     for fraction, run_cfg, label in runs:
         changes = Path(args.warehouse) / f"changes_{fraction}{label.replace(', ', '_')}.csv"
         n = change_set(run_cfg, fraction, rng, changes)
@@ -183,10 +191,7 @@ def reused(args, cfg, kg: Path, overrides: list[str]) -> None:
 
     nodes = EdgeStore(cfg.root / "qdrant").layouts()[f"{cfg.name}_nodes"].base_points
     rng = np.random.default_rng(args.seed)
-    runs = [(float(f), cfg, "") for f in args.fractions.split(",")]
-    if args.compaction:
-        compacting = load_config(None, [*overrides, "index.compact_ratio=0"], name="synth", warehouse=args.warehouse, **{"kg.path": str(kg)})
-        runs.append((args.compaction, compacting, ", compacting"))
+    runs = refresh_runs(args, cfg, kg, overrides)
     rows_file = args.rows or Path(args.warehouse) / "refresh_rows.jsonl"
     for fraction, run_cfg, label in runs:
         changes = Path(args.warehouse) / f"changes_{args.label}_{args.seed}_{fraction}{label.replace(', ', '_')}.csv"
