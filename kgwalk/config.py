@@ -212,6 +212,11 @@ class QueryConf:
     # synthetic: compare the question with each path question less the mean path question (what
     # every path of this KG shares, e.g. that it is about films); false = raw cosines
     synthetic_center: bool = True
+    # synthetic: the share of the question-to-path match read from content words alone (function
+    # words and placeholders left out; one more question encoding), the rest from the whole
+    # questions. A static embedder averages its tokens, so shared function words swamp the
+    # relation words; tuned on MetaQA dev (bench/results/embed_quality_static.md)
+    synthetic_content_mix: float = 0.5
     candidates: Count = 50  # walks fetched per node before reranking
     walk_budget: Count | None = None  # at most this many walks over all nodes, best first; None = k_nodes x k_walks
     max_question_chars: int = 2000

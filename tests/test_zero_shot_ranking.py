@@ -11,7 +11,7 @@ import pytest
 
 import corpus
 from kgwalk.query import Retriever
-from kgwalk.query.synthetic import SyntheticPrior, corpus_paths, embed_cached, expected_hops, path_questions
+from kgwalk.query.synthetic import SyntheticPrior, content_words, corpus_paths, embed_cached, expected_hops, path_questions
 from kgwalk.verbalize.template import TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
@@ -109,16 +109,17 @@ def test_a_path_loses_hop_weight_per_step_it_differs_from_the_question(tmp_path,
                             np.float32)
 
     def shares(question: str, hop_weight: float) -> np.ndarray:
-        prior = SyntheticPrior([one, two, *mirrored], TemplateVerbalizer({}), Fixed(), "fixed", 0.02, words_per_hop=2.0, hop_weight=hop_weight)
+        prior = SyntheticPrior([one, two, *mirrored], TemplateVerbalizer({}), Fixed(), "fixed", 0.02, words_per_hop=2.0, hop_weight=hop_weight,
+                               content_mix=0.0)
         assert np.allclose(prior.center, 0.0, atol=1e-6)
-        return prior.shares(question, np.array([1.0, 0.0], np.float32), [_Walk(signature(*one)), _Walk(signature(*two))])
+        return prior.shares(question, np.array([[1.0, 0.0]], np.float32), [_Walk(signature(*one)), _Walk(signature(*two))])
 
     short, long = "what movies did E act in", "who directed the movies that E acted in"
     assert shares(short, 0.0)[1] > 0.75  # cosine alone: the longer path
     assert shares(short, 0.08)[0] > 0.75  # one step asked: the 1-step path
     assert shares(long, 0.08)[1] > 0.75  # two steps asked: the 2-step path still
     with pytest.raises(Exception, match="words_per_hop"):
-        SyntheticPrior([one], TemplateVerbalizer({}), Fixed(), "fixed", 0.02, words_per_hop=0.0, hop_weight=0.08)
+        SyntheticPrior([one], TemplateVerbalizer({}), Fixed(), "fixed", 0.02, words_per_hop=0.0, hop_weight=0.08, content_mix=0.0)
 
 
 def test_path_cosines_are_taken_without_what_every_path_shares(tmp_path, monkeypatch):
@@ -133,12 +134,49 @@ def test_path_cosines_are_taken_without_what_every_path_shares(tmp_path, monkeyp
         def encode(self, texts):
             return np.array([(1.0 + t.count("something")) * 2 * films + sum(v for w, v in own.items() if w in t) for t in texts], np.float32)
 
-    prior = SyntheticPrior(paths, TemplateVerbalizer({}), Topical(), "topical", 0.02, words_per_hop=1.0, hop_weight=0.0)
+    prior = SyntheticPrior(paths, TemplateVerbalizer({}), Topical(), "topical", 0.02, words_per_hop=1.0, hop_weight=0.0, content_mix=0.0)
     question = 6 * films + own["written"]  # "the film E was written by who": mostly films, and writing
     walks = [_Walk(signature(*p)) for p in paths]
-    raw = {w.signature: float(np.max(_unit_rows(prior.vectors[w.signature]) @ (question / np.linalg.norm(question)))) for w in walks}
+    raw = {w.signature: float(np.max(_unit_rows(prior.vectors["whole"][w.signature]) @ (question / np.linalg.norm(question)))) for w in walks}
     assert max(raw, key=raw.get) != "written_by>"  # raw cosine: a longer, more film-like path
-    assert walks[int(np.argmax(prior.shares("the film E was written by who", question, walks)))].signature == "written_by>"
+    assert walks[int(np.argmax(prior.shares("the film E was written by who", question[None], walks)))].signature == "written_by>"
+
+
+def test_content_words_leave_out_function_words_the_topic_and_placeholders():
+    assert content_words("who is listed as director for E") == "listed director"
+    assert content_words("E wrote something, which was directed by what?") == "wrote directed"
+    assert content_words("what is E?") == "what is E?"  # nothing left: the text itself
+
+
+def test_the_path_match_mixes_in_the_content_words_of_both(tmp_path, monkeypatch):
+    """Where shared function words make the whole question closer to the wrong path ("who is ... for E"
+    to "what is the release year of E?"), its content words ("listed director") still find "directed"."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    paths = [(["directed_by"], [False]), (["release_year"], [False])]
+    question = "who is listed as director for E"
+    vector_of = {question: [1.0, 0.0, 0.0], "listed director": [0.0, 0.0, 1.0], "directed": [0.0, 0.2, 0.98],
+                 "release year": [0.95, 0.31, 0.0], "has release year": [0.95, 0.31, 0.0]}
+    for reading in path_questions(*paths[0], TemplateVerbalizer({})):
+        vector_of[reading] = [0.5, 0.866, 0.0]
+    for reading in path_questions(*paths[1], TemplateVerbalizer({})):
+        vector_of[reading] = [0.9, 0.436, 0.0]
+
+    class Lookup:  # only the texts above: any other text is a KeyError
+        def encode(self, texts):
+            return np.array([vector_of[t] for t in texts], np.float32)
+
+    walks = [_Walk(signature(*p)) for p in paths]
+
+    def best(mix: float) -> tuple[str, list[str]]:
+        prior = SyntheticPrior(paths, TemplateVerbalizer({}), Lookup(), f"lookup-{mix}", 0.02, words_per_hop=1.0, hop_weight=0.0,
+                               content_mix=mix, center=False)
+        texts = prior.question_texts(question)  # what the retriever encodes in its batch
+        return walks[int(np.argmax(prior.shares(question, Lookup().encode(texts), walks)))].signature, texts
+
+    assert best(0.0) == ("release_year>", [question])  # the whole questions alone
+    assert best(0.5) == ("directed_by>", [question, "listed director"])
+    with pytest.raises(Exception, match="synthetic_content_mix"):
+        SyntheticPrior(paths, TemplateVerbalizer({}), Lookup(), "lookup", 0.02, words_per_hop=1.0, hop_weight=0.0, content_mix=1.5)
 
 
 def _unit_rows(x: np.ndarray) -> np.ndarray:

@@ -172,8 +172,13 @@ class PathPrior:
         total = sum(votes.values()) or 1.0
         return {s: v / total for s, v in votes.items()}
 
-    def rerank(self, masked_question: str, masked_vector: np.ndarray, walks: list, weight: float) -> None:
-        """(The masked question's text goes unread: its nearest examples' paths have their own lengths.)"""
-        votes = self.votes(masked_vector)
+    def question_texts(self, masked_question: str) -> list[str]:
+        """What the retriever encodes for this prior, in the batch with the question."""
+        return [masked_question]
+
+    def rerank(self, masked_question: str, masked_vectors: np.ndarray, walks: list, weight: float) -> None:
+        """`masked_vectors`: the vectors of question_texts(masked_question). (The masked question's text goes unread:
+        its nearest examples' paths have their own lengths.)"""
+        votes = self.votes(masked_vectors[0])
         for w in walks:
             w.score = w.cosine + weight * votes.get(w.signature, 0.0)

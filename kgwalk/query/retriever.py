@@ -217,7 +217,7 @@ class Retriever:
         if self.rerank in PRIORS:
             from kgwalk.query.paths import masked_question
 
-            texts.append(masked_question(asked, mentions))
+            texts += self.prior.question_texts(masked_question(asked, mentions))  # one batch with the question
         lap("lexicon")
         vectors = self.embedder.encode(texts)
         q = vectors[0]
@@ -242,7 +242,7 @@ class Retriever:
             node.walks = [walk_hit(h.score, record) for h, record in zip(hits, self.records.lookup([h.id for h in hits]))]
         lap("walk_search")
         if topics:
-            self.prior.rerank(texts[1], vectors[1], [w for n in topics for w in n.walks], q_conf.rerank_weight)
+            self.prior.rerank(texts[1], vectors[1:], [w for n in topics for w in n.walks], q_conf.rerank_weight)
         if when:
             self._restrict_in_time(nodes, when.first, when.last)
         candidates = {}

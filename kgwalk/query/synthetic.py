@@ -11,7 +11,7 @@ better cosine counts), a softmax over those paths (query.synthetic_temperature) 
 cosines into shares, and each walk scores cosine + query.rerank_weight x its path's share, as
 with the labelled prior.
 
-Two corrections make the cosines tell paths apart (bench/results/zero_shot_ranking.md):
+Three corrections make the cosines tell paths apart (bench/results/zero_shot_ranking.md):
 - centring (query.synthetic_center): every path question of a KG about films reads like films,
   the longer ones more, so a question about films is closest to long paths whatever it asks
   ("the film E was written by who" to "E was written by something, which directed what?");
@@ -21,6 +21,11 @@ Two corrections make the cosines tell paths apart (bench/results/zero_shot_ranki
   content words, "who directed the films E acted in": 4). Each path loses hop_weight per step it
   differs from the question's content words / words_per_hop (expected_hops). words_per_hop is
   MetaQA dev's; a setting for questions that spend more or fewer words per step.
+- content words (query.synthetic_content_mix): a static embedder averages its tokens, so "who is
+  listed as director for E" is as close to "E was released in what?" as to "E was directed by
+  what?" on their shared "who is E what" alone. The match is also read from the content words
+  of both (function words and the placeholders left out: "listed director" to "directed"), and
+  the two cosines mixed; the question's content words are encoded in the batch with the question.
 
 Measured on MetaQA dev (bench/results/zero_shot_ranking.md): either reading alone ranks the
 answer path first less often than the better of the two (the end-first one misses "what year
@@ -60,6 +65,14 @@ FUNCTION_WORDS = frozenset({
     "with", "as", "at", "from", "it", "its", "their", "his", "her", "they", "there", "e",
 })
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+PLACEHOLDER = "something"  # a path question's inner entities
+
+
+def content_words(text: str) -> str:
+    """`text` without its function words and placeholders (the masked topic among them): what
+    names relations and types; the text itself where nothing is left."""
+    words = [w for w in _WORD.findall(text) if w.lower() not in FUNCTION_WORDS and w.lower() != PLACEHOLDER]
+    return " ".join(words) or text
 
 
 def expected_hops(masked_question: str, words_per_hop: float) -> float:
@@ -72,7 +85,7 @@ def path_questions(rel_labels: list[str], inverse: list[bool], verbalizer: Templ
     """The relation path as two questions about its end, the topic masked as 'E': the walk
     reversed (each step's phrase inverted) and verbalized from 'what', and the walk as it is
     with 'what' at its end."""
-    middle = ["something"] * (len(rel_labels) - 1)
+    middle = [PLACEHOLDER] * (len(rel_labels) - 1)
     from_end = verbalizer.sentence(["what", *middle, "E"], rel_labels[::-1], [not i for i in inverse[::-1]])
     from_topic = verbalizer.sentence(["E", *middle, "what"], rel_labels, inverse)
     return from_end[:-1] + "?", from_topic[:-1] + "?"
@@ -152,21 +165,37 @@ class SyntheticPrior:
 
     def __init__(self, paths: list[tuple[list[str], list[bool]]], verbalizer: TemplateVerbalizer,
                  embedder: Embedder, model: str, temperature: float, *, words_per_hop: float, hop_weight: float,
-                 center: bool = True) -> None:
+                 content_mix: float, center: bool = True) -> None:
         if temperature <= 0:
             raise KgwalkError(f"query.synthetic_temperature must be > 0, got {temperature}")
         if words_per_hop <= 0 or hop_weight < 0:
             raise KgwalkError(f"query.words_per_hop must be > 0 and query.hop_weight >= 0, got {words_per_hop} and {hop_weight}")
+        if not 0.0 <= content_mix <= 1.0:
+            raise KgwalkError(f"query.synthetic_content_mix must be within [0, 1], got {content_mix}")
         self.verbalizer, self.embedder, self.temperature = verbalizer, embedder, temperature
-        self.words_per_hop, self.hop_weight = words_per_hop, hop_weight
+        self.words_per_hop, self.hop_weight, self.content_mix = words_per_hop, hop_weight, content_mix
         self.questions = {signature(r, i): path_questions(r, i, verbalizer) for r, i in paths}
-        self.vectors: dict[str, np.ndarray] = {}
-        self.center: np.ndarray | float = 0.0  # the mean path question: what every path of this KG shares
+        # per form (the whole questions; their content words where mixed in): path -> (readings, dim)
+        # vectors, and the mean path question the form's cosines are taken less (0: no centring)
+        self.forms = ["whole", "content"] if content_mix > 0 else ["whole"]
+        self.vectors: dict[str, dict[str, np.ndarray]] = {form: {} for form in self.forms}
+        self.centers: dict[str, np.ndarray | float] = dict.fromkeys(self.forms, 0.0)
         if self.questions:
-            vectors = embed_cached(embedder, model, [q for pair in self.questions.values() for q in pair])
-            self.vectors = dict(zip(self.questions, vectors.reshape(len(self.questions), READINGS, -1)))
-            if center:
-                self.center = vectors.mean(axis=0)
+            for form in self.forms:
+                texts = [self._form(q, form) for pair in self.questions.values() for q in pair]
+                vectors = embed_cached(embedder, model, texts)
+                self.vectors[form] = dict(zip(self.questions, vectors.reshape(len(self.questions), READINGS, -1)))
+                if center:
+                    self.centers[form] = vectors.mean(axis=0)
+
+    @staticmethod
+    def _form(text: str, form: str) -> str:
+        return content_words(text) if form == "content" else text
+
+    @property
+    def center(self) -> np.ndarray | float:
+        """The mean path question (whole questions): what every path of this KG shares."""
+        return self.centers["whole"]
 
     @classmethod
     def load(cls, cfg: Config, embedder: Embedder) -> SyntheticPrior:
@@ -178,37 +207,50 @@ class SyntheticPrior:
         paths = read_corpus_paths(cfg.table("walks"), cfg.table("relations"))
         q = cfg.query
         return cls(paths, TemplateVerbalizer(cfg.verbalize.phrases), embedder, cfg.embed.model, q.synthetic_temperature,
-                   words_per_hop=q.words_per_hop, hop_weight=q.hop_weight, center=q.synthetic_center)
+                   words_per_hop=q.words_per_hop, hop_weight=q.hop_weight, content_mix=q.synthetic_content_mix, center=q.synthetic_center)
 
-    def _vectors_of(self, sigs: list[str]) -> np.ndarray:
-        """(paths, readings, dim): the vectors of each path's questions; a path the corpus did not have at load (a refresh since) is
-        embedded now, once."""
-        new = [s for s in sigs if s not in self.vectors]
+    def _vectors_of(self, sigs: list[str], form: str) -> np.ndarray:
+        """(paths, readings, dim): the vectors of each path's questions in `form`; a path the corpus did not have at load (a refresh
+        since) is embedded now, once."""
+        new = [s for s in sigs if s not in self.vectors[form]]
+        for sig in new:
+            self.questions.setdefault(sig, path_questions(*_parse_signature(sig), self.verbalizer))
         if new:
-            pairs = [path_questions(*_parse_signature(s), self.verbalizer) for s in new]
-            vectors = _unit(self.embedder.encode([q for pair in pairs for q in pair])).reshape(len(new), READINGS, -1)
-            for sig, pair, vector in zip(new, pairs, vectors):
-                self.questions[sig], self.vectors[sig] = pair, vector
-        return np.stack([self.vectors[s] for s in sigs])
+            texts = [self._form(q, form) for sig in new for q in self.questions[sig]]
+            vectors = _unit(self.embedder.encode(texts)).reshape(len(new), READINGS, -1)
+            self.vectors[form].update(zip(new, vectors))
+        return np.stack([self.vectors[form][s] for s in sigs])
 
-    def shares(self, masked_question: str, masked_vector: np.ndarray, walks: list) -> np.ndarray:
-        """Per walk, its path's share of a softmax over the distinct paths among `walks`."""
+    def _cosines(self, sigs: list[str], question_vector: np.ndarray, form: str) -> np.ndarray:
+        """Per path, the better cosine of its two readings to the question, both less the form's mean path question.
+        Centred: on a KG about films every path question reads like films, and the longer ones the more, so raw
+        cosines favour paths by that, not by the relations asked; without the shared part the relations decide."""
+        center = self.centers[form]
+        q = _unit((question_vector / (np.linalg.norm(question_vector) or 1.0) - center)[None])[0]
+        # einsum, not BLAS: see PathPrior.votes (OpenBLAS's spinning threads slow the next embedding)
+        return np.einsum("ikj,j->ik", _unit(self._vectors_of(sigs, form) - center), q).max(axis=1)
+
+    def question_texts(self, masked_question: str) -> list[str]:
+        """What the retriever encodes for this prior, in the batch with the question: the masked question, and its content
+        words where they are mixed in."""
+        return [masked_question, content_words(masked_question)] if self.content_mix > 0 else [masked_question]
+
+    def shares(self, masked_question: str, masked_vectors: np.ndarray, walks: list) -> np.ndarray:
+        """Per walk, its path's share of a softmax over the distinct paths among `walks`; `masked_vectors` are the
+        vectors of `question_texts(masked_question)`."""
         sigs = list(dict.fromkeys(w.signature for w in walks))
         first = {s: i for i, s in enumerate(sigs)}
-        # Centred on the mean path question: on a KG about films every path question reads like
-        # films, and the longer ones the more, so raw cosines favour paths by that, not by the
-        # relations asked; without the shared part the relations decide.
-        q = _unit((masked_vector / (np.linalg.norm(masked_vector) or 1.0) - self.center)[None])[0]
-        # einsum, not BLAS: see PathPrior.votes (OpenBLAS's spinning threads slow the next embedding)
-        sims = np.einsum("ikj,j->ik", _unit(self._vectors_of(sigs) - self.center), q).max(axis=1)
+        sims = self._cosines(sigs, masked_vectors[0], "whole")
+        if self.content_mix > 0:
+            sims = (1 - self.content_mix) * sims + self.content_mix * self._cosines(sigs, masked_vectors[1], "content")
         steps = np.array([s.count("|") + 1 for s in sigs])
         sims = sims - self.hop_weight * np.abs(steps - expected_hops(masked_question, self.words_per_hop))
         weights = np.exp((sims - sims.max()) / self.temperature)
         per_path = weights / weights.sum()
         return np.array([per_path[first[w.signature]] for w in walks])
 
-    def rerank(self, masked_question: str, masked_vector: np.ndarray, walks: list, weight: float) -> None:
+    def rerank(self, masked_question: str, masked_vectors: np.ndarray, walks: list, weight: float) -> None:
         if not walks:
             return
-        for w, share in zip(walks, self.shares(masked_question, masked_vector, walks)):
+        for w, share in zip(walks, self.shares(masked_question, masked_vectors, walks)):
             w.score = w.cosine + weight * float(share)
