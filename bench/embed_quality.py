@@ -14,7 +14,9 @@ the walks of `--distractors` random other roots, so node search still has to cho
 precision gets the same sub-corpus and the same question encoder; only walk vectors differ.
 A `--models` row changes the model: walk vectors, question encoder and the path prior (refitted
 with that encoder on the three dev question files, as the source's was) all come from it.
-`--without-prior` scores every row a second time with `query.rerank=none` (cosine order alone).
+`--reranks` lists the orders every row is scored in (`paths`: the fitted prior; `synthetic`: the
+zero-shot default; `none`: cosine alone), and `--plain` scores each a second time with the
+questions as users type them (brackets dropped).
 
 Per precision: copy the KG to `<warehouse>/metaqa_<precision>`, keep the sub-corpus walks,
 `kgwalk verbalize`, `kgwalk embed --set embed.precision=P` (the Ray stage), `kgwalk index`,
@@ -72,20 +74,29 @@ def copy_subcorpus(warehouse: Path, source: str, name: str, topics: np.ndarray, 
     return kept, roots
 
 
+def kgwalk_commit() -> str:
+    """The commit of the kgwalk the commands run (a benchmark may run a snapshot's, through PYTHONPATH)."""
+    import kgwalk as package
+
+    where = Path(package.__file__).parent
+    return subprocess.run(["git", "-C", str(where), "rev-parse", "--short", "HEAD"], stdout=subprocess.PIPE, text=True).stdout.strip()
+
+
 def kgwalk(*args: str) -> str:
     return subprocess.run([KGWALK, *args], check=True, stdout=subprocess.PIPE, text=True).stdout
 
 
-def evaluate(warehouse: Path, name: str, settings: list[str], refit_prior: bool, without_prior: bool) -> list[dict]:
+def evaluate(warehouse: Path, name: str, settings: list[str], refit_prior: bool, reranks: list[str], plain: bool) -> list[dict]:
     where = ["--warehouse", str(warehouse), "--name", name, *settings]
     kgwalk("index", *where)
-    if refit_prior:  # the prior holds question vectors: they must come from this row's encoder
+    if refit_prior or not (warehouse / name / "path_prior").exists():  # the prior holds this row's encoder's question vectors
         kgwalk("fit-paths", *where, *[a for hops in (1, 2, 3) for a in ("--questions", str(question_file(DATA, hops, "dev")))])
     scores = []
-    for rerank in ["auto"] + (["none"] if without_prior else []):
-        out = kgwalk("eval", "metaqa", *where, "--set", f"query.rerank={rerank}", "--split", "dev", "--hops", "1,2,3",
-                     "--limit", "1000", "--data", str(DATA), "--json")
-        scores += json.loads(out)
+    for rerank in reranks:
+        for form in [[]] + ([["--plain"]] if plain else []):
+            out = kgwalk("eval", "metaqa", *where, "--set", f"query.rerank={rerank}", "--split", "dev", "--hops", "1,2,3",
+                         "--limit", "1000", "--data", str(DATA), "--json", *form)
+            scores += [s | {"rerank": rerank} for s in json.loads(out)]  # the asked order, not "auto"'s resolution
     return scores
 
 
@@ -107,7 +118,8 @@ def main() -> None:
     p.add_argument("--distractors", type=int, default=4000)
     p.add_argument("--precisions", default="float32,int8")
     p.add_argument("--models", default="", help="comma-separated embed.model values, each a row (e.g. static)")
-    p.add_argument("--without-prior", action="store_true", help="also score every row without the path prior")
+    p.add_argument("--reranks", default="paths", help="comma-separated query.rerank values every row is scored with")
+    p.add_argument("--plain", action="store_true", help="also score every row with plain questions (brackets dropped)")
     p.add_argument("--report", default="embed_quality", help="bench/results/<report>.md")
     p.add_argument("--copy-vectors-from", help="KG name whose vectors (a full build made elsewhere) make one more row")
     p.add_argument("--copied-label", default="copied vectors", help="that row's label: where and in what precision they were made")
@@ -140,25 +152,31 @@ def main() -> None:
                 else:
                     kgwalk("embed", *where, *sets)
                 embedded.write_text(json.dumps({"walks": walks, "embed_seconds": time.perf_counter() - start}))
-            scores = evaluate(warehouse, name, sets, any(s.startswith("embed.model=") for s in settings), args.without_prior)
+            scores = evaluate(warehouse, name, sets, any(s.startswith("embed.model=") for s in settings), args.reranks.split(","), args.plain)
             saved.write_text(json.dumps({"scores": scores} | json.loads(embedded.read_text())))
         results[name] = json.loads(saved.read_text())
         print(name, json.dumps(results[name])[:200], flush=True)
 
-    body = ["| walk vectors | rerank | hops | topic recall | context recall@3 | extractive Hits@1 | Δ context recall (points) | Δ Hits@1 (points) |",
-            "|---|---|---:|---:|---:|---:|---:|---:|"]
-    base = {(s["rerank"], s["hops"]): s for s in results[runs[0][0]]["scores"]}
+    def form(s: dict) -> str:
+        return "plain" if s.get("plain") else "bracketed"
+
+    body = ["| walk vectors | rerank | questions | hops | topic recall | context recall@3 | extractive Hits@1 "
+            "| Δ context recall (points) | Δ Hits@1 (points) |", "|---|---|---|---:|---:|---:|---:|---:|---:|"]
+    base = {(s["rerank"], form(s), s["hops"]): s for s in results[runs[0][0]]["scores"]}
     for name, label, _ in runs:
         for s in results[name]["scores"]:
-            delta = {m: 100 * (s[m] - base[s["rerank"], s["hops"]][m]) for m in ("context_recall", "extractive_hits1")}
-            body.append(f"| {label} | {s['rerank']} | {s['hops']} | {s['topic_recall']:.3f} | {s['context_recall']:.3f} "
+            delta = {m: 100 * (s[m] - base[s["rerank"], form(s), s["hops"]][m]) for m in ("context_recall", "extractive_hits1")}
+            body.append(f"| {label} | {s['rerank']} | {form(s)} | {s['hops']} | {s['topic_recall']:.3f} | {s['context_recall']:.3f} "
                         f"| {s['extractive_hits1']:.3f} | {delta['context_recall']:+.1f} | {delta['extractive_hits1']:+.1f} |")
-    body += ["", "| walk vectors | rerank | mean context recall@3 | mean extractive Hits@1 |", "|---|---|---:|---:|"]
+    body += ["", "| walk vectors | rerank | questions | mean context recall@3 | mean extractive Hits@1 | Δ mean Hits@1 (points) |",
+             "|---|---|---|---:|---:|---:|"]
+    means: dict[tuple[str, str, str], tuple[float, float]] = {}
     for name, label, _ in runs:
-        for rerank in dict.fromkeys(s["rerank"] for s in results[name]["scores"]):
-            rows = [s for s in results[name]["scores"] if s["rerank"] == rerank]
-            body.append(f"| {label} | {rerank} | {np.mean([s['context_recall'] for s in rows]):.3f} "
-                        f"| {np.mean([s['extractive_hits1'] for s in rows]):.3f} |")
+        for key in dict.fromkeys((s["rerank"], form(s)) for s in results[name]["scores"]):
+            rows = [s for s in results[name]["scores"] if (s["rerank"], form(s)) == key]
+            means[name, *key] = (np.mean([s["context_recall"] for s in rows]), np.mean([s["extractive_hits1"] for s in rows]))
+            recall, hits = means[name, *key]
+            body.append(f"| {label} | {key[0]} | {key[1]} | {recall:.3f} | {hits:.3f} | {100 * (hits - means[runs[0][0], *key][1]):+.1f} |")
     first = results[runs[0][0]]
     facts = [
         "- measured " + time.strftime("%Y-%m-%d") + f"; MetaQA dev, 1,000 questions per hop count (the eval's deterministic sample); "
@@ -166,11 +184,13 @@ def main() -> None:
         f"{args.distractors:,} random other roots' (see the script's docstring for why)",
         "- same walks, texts, path prior and question encoder (ONNX float32) for every precision row; only the walk vectors differ; "
         "a model row has its own vectors, question encoder and prior (refitted on the three dev files with that encoder); "
-        f"defaults otherwise (hybrid node search, rerank {first['scores'][0]['rerank']}, k_nodes 3, k_walks 3); "
-        "rerank none: the same rows in cosine order (no prior)",
-        f"- deltas are against the first row ({runs[0][1]}) with the same rerank, in percentage points",
+        "defaults otherwise (hybrid node search, k_nodes 3, k_walks 3); rerank paths: the path prior fitted on dev; "
+        "synthetic: the zero-shot default (no labelled data); none: cosine order; plain questions: brackets dropped",
+        f"- kgwalk's defaults as of git {kgwalk_commit()}; deltas are against the first row ({runs[0][1]}) with the same rerank "
+        "and questions, in percentage points",
         "- embed seconds (the Ray stage on this machine; a copied row's are the copy's): "
-        + ", ".join(f"{n}: {results[n]['embed_seconds']:.0f} s" for n, _, _ in runs),
+        + ", ".join(f"{n}: {results[n]['embed_seconds']:.0f} s" if results[n].get("embed_seconds") else f"{n}: vectors of an earlier run"
+                    for n, _, _ in runs),
     ]
     save_report(args.report, "Retrieval quality by walk vectors: precision and embedder (MetaQA dev)", facts, body)
 
