@@ -198,7 +198,7 @@ class QueryConf:
     # labels, the corpus's relation paths read as questions (kgwalk/query/synthetic.py) | auto:
     # paths where fitted, else synthetic (none with a hashing-* test embedder, which has no meaning)
     rerank: Rerank = "auto"
-    rerank_weight: float = 0.5
+    rerank_weight: float = 2.0  # chosen on MetaQA dev with a prior fitted on the rest of dev (bench/results/embed_quality_static.md)
     # synthetic (the label-free prior): softmax temperature over the cosines of the question to
     # the topic's relation paths read as questions; lower gives the best path more of the share
     synthetic_temperature: float = 0.02
