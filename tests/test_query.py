@@ -1,7 +1,10 @@
 """Query side beyond the paper's plain Eq. 3: hybrid node search, the relation-path prior, the walk
 budget, the Answerer and the harness's LLM scores, over a small corpus built in this process."""
 
+import os
 import shutil
+import subprocess
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -231,7 +234,14 @@ def test_onnx_question_encoder_matches_torch_and_exports_once(tmp_path, monkeypa
     (exported,) = (tmp_path / "kgwalk" / "onnx").glob("*.onnx")
     written = exported.stat().st_mtime_ns
     again = OnnxEmbedder("all-MiniLM-L6-v2")  # reuses the export
-    assert exported.stat().st_mtime_ns == written and np.allclose(again.encode(texts[:2]), got[:2], atol=1e-6)
+    assert exported.stat().st_mtime_ns == written and np.allclose(again.encode(texts), got, atol=1e-6)
+    # a cached export loads without torch or sentence-transformers (a CLI question's encoder), to the same vectors
+    lean = subprocess.run([sys.executable, "-c", "import sys, numpy as np; from kgwalk.embed.onnx import OnnxEmbedder; "
+                           f"v = OnnxEmbedder('all-MiniLM-L6-v2').encode({texts!r}); np.save(sys.argv[1], v); "
+                           "print(sorted(m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules))",
+                           str(tmp_path / "lean.npy")], env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)},
+                          check=True, stdout=subprocess.PIPE, text=True)
+    assert lean.stdout.strip() == "[]" and np.allclose(np.load(tmp_path / "lean.npy"), got, atol=1e-6)
     assert onnx.encode([]).shape == (0, 384)
     # the retriever's question encoder follows query.encoder (the hashing stand-in has no model to
     # export); an unbuilt KG, as the sample corpus's hashing vectors would refuse MiniLM questions

@@ -72,8 +72,38 @@ def export_onnx(st, path: Path) -> None:
     os.replace(fused, path)
 
 
+def _export_path(model: str, cache_dir: str | Path | None) -> Path:
+    """Where `model`'s fused export is cached: keyed by the model's folder and the versions of torch (which exports) and ONNX
+    Runtime (which fuses), read from package metadata so that a cached export loads without importing torch."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        versions = f"{version('torch')}|{version('onnxruntime')}"
+    except PackageNotFoundError as e:
+        raise KgwalkError(f"ONNX Runtime or torch is missing ({e}): install onnxruntime, or use PyTorch "
+                          "(--set query.encoder=torch / embed.precision=float32)") from None
+    key = hashlib.sha256(f"{resolve_model(model)}|{versions}".encode()).hexdigest()[:16]
+    return Path(cache_dir or user_cache("onnx")) / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', model)}-{key}.onnx"
+
+
+def _fast_tokenizer(folder: Path, max_length: int):
+    """The model's own tokenizer.json (what its fast tokenizer runs), truncating and padding as sentence-transformers does."""
+    import json
+
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    pad = json.loads((folder / "tokenizer_config.json").read_text()).get("pad_token", "[PAD]")
+    tokenizer.enable_truncation(max_length)
+    tokenizer.enable_padding(pad_id=tokenizer.token_to_id(pad), pad_token=pad)
+    return tokenizer
+
+
 class OnnxEmbedder:
-    """A mean-pooled sentence-transformers model on ONNX Runtime (CPU): float32, or int8 weights."""
+    """A mean-pooled sentence-transformers model on ONNX Runtime (CPU): float32, or int8 weights.
+
+    Exporting needs torch and sentence-transformers once; a cached export loads with ONNX Runtime and the tokenizers
+    library alone (a CLI question's encoder in well under a second, where importing torch took seconds)."""
 
     def __init__(
         self, model: str, cache_dir: str | Path | None = None, threads: int = 0, batch_size: int = 64, int8: bool = False
@@ -81,28 +111,13 @@ class OnnxEmbedder:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         try:
             import onnxruntime as ort
-            import torch
-            import transformers
-            from sentence_transformers import SentenceTransformer
         except ImportError as e:
             raise KgwalkError(f"ONNX Runtime is missing ({e}): install onnxruntime, or use PyTorch "
                               "(--set query.encoder=torch / embed.precision=float32)") from None
-        transformers.utils.logging.set_verbosity_error()
-        transformers.utils.logging.disable_progress_bar()
-        try:
-            st = SentenceTransformer(resolve_model(model), device="cpu")
-        except OSError as e:
-            raise KgwalkError(f"embed.model: cannot load {model!r}: {str(e).splitlines()[0]}") from None
-        modules = [type(m).__name__ for m in st]
-        if modules[:2] != ["Transformer", "Pooling"] or getattr(st[1], "pooling_mode", None) != "mean":
-            raise KgwalkError(f"ONNX Runtime runs mean-pooled models only; {model!r} is {' -> '.join(modules)} "
-                              "(--set query.encoder=torch / embed.precision=float32)")
-        key = hashlib.sha256(f"{resolve_model(model)}|{torch.__version__}|{ort.__version__}".encode()).hexdigest()[:16]
-        cache_dir = cache_dir or user_cache("onnx")
-        path = Path(cache_dir) / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', model)}-{key}.onnx"
+        folder = Path(resolve_model(model))
+        path = _export_path(model, cache_dir)
         if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            export_onnx(st, path)
+            self._export(model, path)
         if int8:
             fused, path = path, path.with_name(path.stem + "-int8.onnx")
             if not path.exists():
@@ -110,11 +125,34 @@ class OnnxEmbedder:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads or os.cpu_count() or 1
         self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-        self.tokenizer = st.tokenizer
-        self.max_length = st.max_seq_length
+        import json
+
+        self.max_length = int(json.loads((folder / "sentence_bert_config.json").read_text())["max_seq_length"])
+        self.tokenizer = _fast_tokenizer(folder, self.max_length)
         self.batch_size = batch_size
         self.name = model
-        self.dim = int(st.get_embedding_dimension())
+        width = self.session.get_outputs()[0].shape[-1]  # the export's vector width; the model's hidden size where left symbolic
+        self.dim = width if isinstance(width, int) else int(json.loads((folder / "config.json").read_text())["hidden_size"])
+
+    @staticmethod
+    def _export(model: str, path: Path) -> None:
+        try:
+            import transformers
+            from sentence_transformers import SentenceTransformer
+        except ImportError as e:
+            raise KgwalkError(f"exporting {model} to ONNX needs torch and sentence-transformers ({e})") from None
+        transformers.utils.logging.set_verbosity_error()
+        transformers.utils.logging.disable_progress_bar()
+        try:
+            st = SentenceTransformer(resolve_model(model), device="cpu")
+        except OSError as e:
+            raise KgwalkError(f"embed.model: cannot load {model!r}: {str(e).splitlines()[0]}") from None
+        modules = [type(m).__name__ for m in st]
+        if modules[:2] != ["Transformer", "Pooling"] or getattr(st[1], "pooling_mode", None) != "mean" or set(modules[2:]) - {"Normalize"}:
+            raise KgwalkError(f"ONNX Runtime runs mean-pooled models only; {model!r} is {' -> '.join(modules)} "
+                              "(--set query.encoder=torch / embed.precision=float32)")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        export_onnx(st, path)
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """(len(texts), dim) float32, unit-norm rows."""
@@ -122,6 +160,8 @@ class OnnxEmbedder:
         order = np.argsort([len(t) for t in texts], kind="stable")  # batches of similar length pad little
         for start in range(0, len(texts), self.batch_size):
             rows = order[start:start + self.batch_size]
-            batch = self.tokenizer([texts[i] for i in rows], padding=True, truncation=True, max_length=self.max_length, return_tensors="np")
-            out[rows] = self.session.run(None, {"ids": batch["input_ids"].astype(np.int64), "mask": batch["attention_mask"].astype(np.int64)})[0]
+            batch = self.tokenizer.encode_batch([texts[i] for i in rows])
+            ids = np.array([e.ids for e in batch], np.int64)
+            mask = np.array([e.attention_mask for e in batch], np.int64)
+            out[rows] = self.session.run(None, {"ids": ids, "mask": mask})[0]
         return out
