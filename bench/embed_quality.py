@@ -117,7 +117,8 @@ def main() -> None:
     p.add_argument("--source", default="metaqa")
     p.add_argument("--distractors", type=int, default=4000)
     p.add_argument("--precisions", default="float32,int8")
-    p.add_argument("--models", default="", help="comma-separated embed.model values, each a row (e.g. static)")
+    p.add_argument("--models", default="", help="comma-separated embed.model values, each a row (e.g. static), with settings after + "
+                   "(static+query.prior_encoder=all-MiniLM-L6-v2)")
     p.add_argument("--reranks", default="paths", help="comma-separated query.rerank values every row is scored with")
     p.add_argument("--plain", action="store_true", help="also score every row with plain questions (brackets dropped)")
     p.add_argument("--report", default="embed_quality", help="bench/results/<report>.md")
@@ -129,8 +130,10 @@ def main() -> None:
     warehouse = Path(args.warehouse)
     # (KG name, row label, settings for every command of the row)
     runs = [(f"metaqa_{precision}", precision, [f"embed.precision={precision}"]) for precision in args.precisions.split(",")]
-    runs += [(f"metaqa_{re.sub(r'[^A-Za-z0-9_]', '_', model)}", f"{model} (its own question encoder and prior)", [f"embed.model={model}"])
-             for model in filter(None, args.models.split(","))]
+    for spec in filter(None, args.models.split(",")):  # a model, and settings of its row after "+": static+query.prior_encoder=...
+        model, *extra = spec.split("+")
+        label = f"{model} (its own question encoder and prior)" if not extra else f"{model} walks, {', '.join(extra)}"
+        runs.append((f"metaqa_{re.sub(r'[^A-Za-z0-9_]', '_', spec)}"[:60], label, [f"embed.model={model}", *extra]))
     if args.copy_vectors_from:
         runs.append(("metaqa_copied", args.copied_label, []))
     results: dict[str, dict] = {}

@@ -212,9 +212,9 @@ def main() -> None:
 
     start = time.perf_counter()
     retriever = Retriever(cfg)
-    embedder = retriever.embedder
+    embedder = retriever.prior_embedder
     examples, _ = read_examples(str(fit_file), retriever.lexicon)
-    write_table(cfg.table(PRIOR_TABLE), fit_path_prior(cfg, examples, embedder, retriever.lexicon))
+    write_table(cfg.table(PRIOR_TABLE), fit_path_prior(cfg, examples, embedder, retriever.lexicon, retriever.prior_model))
     retriever.close()
     fit_s = time.perf_counter() - start
 

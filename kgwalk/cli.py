@@ -171,7 +171,7 @@ def _fit_paths(args: argparse.Namespace) -> int:
             read, bad = read_examples(path, retriever.lexicon)
             examples += read
             skipped += bad
-        table = fit_path_prior(cfg, examples, retriever.embedder, retriever.lexicon)
+        table = fit_path_prior(cfg, examples, retriever.prior_embedder, retriever.lexicon, retriever.prior_model)
         write_table(cfg.table(PRIOR_TABLE), table)
     print(f"{cfg.table(PRIOR_TABLE)}: {table.num_rows:,} examples with a walk to an answer "
           f"({len(examples) - table.num_rows:,} without; {skipped:,} lines without a known topic or answer)")

@@ -224,6 +224,11 @@ class QueryConf:
     # same vectors within rounding) | torch: the embed stage's own code. A static embed.model is
     # its own question encoder (numpy, no torch), whatever this says.
     encoder: QuestionEncoder = "onnx"
+    # the model that encodes what a prior compares (the question with its topic masked, the
+    # synthetic prior's path questions, the examples `kgwalk fit-paths` fits): embed (the walks'
+    # embed.model) | a sentence-transformers model, run as query.encoder says. They are a few
+    # texts a question, so a transformer here costs milliseconds where the corpus is static
+    prior_encoder: str = "embed"
     # a time expression in the question ("in 1994", "the 90s") restricts walks to those whose
     # time-valued nodes fall in its range (kgwalk/query/temporal.py; bench/results/temporal.md)
     temporal: bool = True

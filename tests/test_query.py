@@ -20,7 +20,7 @@ from kgwalk.query import Answerer, Retriever
 from kgwalk.query.answer import PAPER_ANSWER_SYSTEM_PROMPT, is_refusal
 from kgwalk.query.lexicon import EntityLexicon
 from kgwalk.query.paths import PRIOR_TABLE, Example, PathPrior, fit_path_prior, masked_question, read_examples
-from kgwalk.storage import write_table
+from kgwalk.storage import read_table, write_table
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample" / "metaqa_sample.txt"
 
@@ -106,8 +106,8 @@ def test_path_prior_reranks_walks_to_the_questions_relation_path(sample_corpus, 
     assert plain.rerank == "none"  # query.rerank=auto with no fitted prior: the paper's cosine order
     examples, skipped = read_examples(str(qa), plain.lexicon)
     assert skipped == 2 and len(examples) == len(lines[::2])
-    table = fit_path_prior(cfg, examples, plain.embedder, plain.lexicon)
-    assert table.num_rows == len(examples)
+    table = fit_path_prior(cfg, examples, plain.embedder, plain.lexicon, plain.prior_model)
+    assert table.num_rows == len(examples) and set(table.column("encoder").to_pylist()) == {cfg.embed.model}
     # BFS keeps one shortest path per reached answer: mostly the shared director, else a shared writer or actor
     sigs = table.column("signatures").to_pylist()
     assert sum("directed_by>|<directed_by" in s for s in sigs) >= 0.7 * len(sigs)
@@ -133,6 +133,33 @@ def test_path_prior_reranks_walks_to_the_questions_relation_path(sample_corpus, 
     shutil.rmtree(cfg.table(PRIOR_TABLE))  # the module's other tests expect the paper's order under auto
 
 
+def test_a_prior_encoder_of_its_own_encodes_what_the_prior_compares(sample_corpus, tmp_path):
+    """query.prior_encoder: the walks and the question's search vector stay the embed model's; the masked question,
+    the path questions and the fitted examples are the prior encoder's, and a prior fitted with one is refused by another."""
+    cfg = sample_corpus
+    own = ["query.prior_encoder=hashing-32"]
+    synthetic = Retriever(corpus.config(Path(cfg.warehouse), SAMPLE, [*own, "query.rerank=synthetic"]))
+    assert (synthetic.embedder.dim, synthetic.prior_embedder.dim, synthetic.prior_model) == (64, 32, "hashing-32")
+    assert {v.shape[-1] for v in synthetic.prior.vectors["whole"].values()} == {32}
+    best = synthetic.retrieve("which films share a director with [Kismet]").walks[0]
+    assert best.score > best.cosine  # the prior's share, from 32-dimension vectors, on 64-dimension walk cosines
+    synthetic.close()
+    qa = _write(tmp_path / "qa.txt", director_examples())
+    with pytest.raises(SystemExit) as fit:
+        main(["fit-paths", "--warehouse", cfg.warehouse, "--name", cfg.name, "--questions", str(qa),
+              *[a for kv in [f"embed.model={cfg.embed.model}", *own] for a in ("--set", kv)]])
+    assert fit.value.code == 0
+    try:
+        assert set(read_table(cfg.table(PRIOR_TABLE)).column("encoder").to_pylist()) == {"hashing-32"}
+        fitted = Retriever(corpus.config(Path(cfg.warehouse), SAMPLE, [*own, "query.rerank=paths"]))
+        assert fitted.retrieve("which films share a director with [Kismet]").walks
+        fitted.close()
+        with pytest.raises(KgwalkError, match="fitted with hashing-32's question vectors, not hashing-64's"):
+            Retriever(corpus.config(Path(cfg.warehouse), SAMPLE, ["query.rerank=paths"])).retrieve("who directed [Kismet]")
+    finally:
+        shutil.rmtree(cfg.table(PRIOR_TABLE))  # the module's other tests expect the paper's order under auto
+
+
 def _write(path, lines):
     path.write_text("\n".join(lines) + "\n")
     return path
@@ -141,7 +168,7 @@ def _write(path, lines):
 def test_path_prior_needs_a_fit_and_examples(tmp_path):
     cfg = corpus.config(tmp_path, SAMPLE, ["query.rerank=paths"])
     with pytest.raises(KgwalkError, match="kgwalk fit-paths"):
-        PathPrior.load(cfg)
+        PathPrior.load(cfg, cfg.embed.model)
     with pytest.raises(KgwalkError, match="no examples"):
         PathPrior(pa.table({"question": pa.array([], pa.string()), "vector": pa.array([], pa.list_(pa.float32(), 2)),
                             "signatures": pa.array([], pa.list_(pa.string()))}))

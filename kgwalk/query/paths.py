@@ -104,8 +104,9 @@ def answer_signatures(cfg: Config, examples: list[Example]) -> list[list[str]]:
     return [sorted(s) for s in signatures]
 
 
-def fit_path_prior(cfg: Config, examples: list[Example], embedder, lexicon: EntityLexicon) -> pa.Table:
-    """The prior's table for these examples (examples whose answers no walk reaches are left out)."""
+def fit_path_prior(cfg: Config, examples: list[Example], embedder, lexicon: EntityLexicon, model: str) -> pa.Table:
+    """The prior's table for these examples (examples whose answers no walk reaches are left out);
+    `embedder` is `model`'s (query.prior_encoder's), named in the table for the query side's check."""
     signatures = answer_signatures(cfg, examples)
     keep = [i for i, s in enumerate(signatures) if s]
     masked = [masked_question(examples[i].question, lexicon.mentions(examples[i].question)) for i in keep]
@@ -116,6 +117,7 @@ def fit_path_prior(cfg: Config, examples: list[Example], embedder, lexicon: Enti
             "question": pa.array(masked, pa.string()),
             "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.astype(np.float32).ravel()), dim),
             "signatures": pa.array([signatures[i] for i in keep], pa.list_(pa.string())),
+            "encoder": pa.array([model] * len(keep), pa.string()),
         }
     )
 
@@ -144,14 +146,21 @@ class PathPrior:
         self.vectors = np.ascontiguousarray(shapes / np.linalg.norm(shapes, axis=1, keepdims=True), np.float32)
 
     @classmethod
-    def load(cls, cfg: Config) -> PathPrior:
+    def load(cls, cfg: Config, model: str) -> PathPrior:
+        """The KG's fitted prior, whose example vectors must be `model`'s (query.prior_encoder's)."""
         from kgwalk.storage import read_table, table_exists
 
         path = cfg.table(PRIOR_TABLE)
         if not table_exists(path):
             raise KgwalkError(f"query.rerank=paths needs a fitted prior at {path}: run `kgwalk fit-paths --questions FILE` "
                               "(or --set query.rerank=none)")
-        return cls(read_table(path))
+        table = read_table(path)
+        # a prior fitted before the column existed was fitted with the walks' model
+        fitted = table.column("encoder")[0].as_py() if "encoder" in table.column_names and table.num_rows else cfg.embed.model
+        if fitted != model:
+            raise KgwalkError(f"{path} was fitted with {fitted}'s question vectors, not {model}'s: run `kgwalk fit-paths` again "
+                              f"(or --set query.prior_encoder={fitted})")
+        return cls(table)
 
     def votes(self, masked_vector: np.ndarray) -> dict[str, float]:
         """Signature -> share of the similarity-weighted vote of the NEIGHBOURS nearest examples

@@ -64,6 +64,7 @@ class Retriever:
         self.cfg = cfg  # query.*'s choices and counts were checked as it loaded (kgwalk/config.py)
         self.store = store or open_store(cfg)
         self._embedder = embedder
+        self._prior_embedder: Embedder | None = None  # query.prior_encoder's, where it is not the walks' model
         self._lexicon: EntityLexicon | None = None
         self._prior = None
         self._phrases: TemplateVerbalizer | None = None  # ego mode's relation phrases
@@ -76,16 +77,33 @@ class Retriever:
     def embedder(self) -> Embedder:
         """Loaded on first use, so bad input fails fast without loading a model."""
         if self._embedder is None:
-            e = self.cfg.embed
-            # a static model is its own fast question encoder: no torch, no ONNX Runtime
-            transformer = not (e.model.startswith("hashing-") or is_static(e.model))
-            if self.cfg.query.encoder == "onnx" and e.device == "cpu" and transformer:
-                from kgwalk.embed.onnx import OnnxEmbedder
-
-                self._embedder = OnnxEmbedder(e.model)
-            else:  # int8 is a throughput trade for the corpus; one question at a time gains nothing from it
-                self._embedder = make_embedder(e.model, e.device, precision="float32" if e.precision == "int8" else e.precision)
+            self._embedder = self._question_encoder(self.cfg.embed.model)
         return self._embedder
+
+    def _question_encoder(self, model: str) -> Embedder:
+        e = self.cfg.embed
+        # a static model is its own fast question encoder: no torch, no ONNX Runtime
+        transformer = not (model.startswith("hashing-") or is_static(model))
+        if self.cfg.query.encoder == "onnx" and e.device == "cpu" and transformer:
+            from kgwalk.embed.onnx import OnnxEmbedder
+
+            return OnnxEmbedder(model)
+        # int8 is a throughput trade for the corpus; one question at a time gains nothing from it
+        return make_embedder(model, e.device, precision="float32" if e.precision == "int8" else e.precision)
+
+    @property
+    def prior_model(self) -> str:
+        """The model that encodes what the prior compares (query.prior_encoder; `embed`: the walks' model)."""
+        chosen = self.cfg.query.prior_encoder
+        return self.cfg.embed.model if chosen == "embed" else chosen
+
+    @property
+    def prior_embedder(self) -> Embedder:
+        if self.prior_model == self.cfg.embed.model:
+            return self.embedder
+        if self._prior_embedder is None:
+            self._prior_embedder = self._question_encoder(self.prior_model)
+        return self._prior_embedder
 
     @property
     def lexicon(self) -> EntityLexicon:
@@ -107,7 +125,10 @@ class Retriever:
             from kgwalk.query.paths import PathPrior
             from kgwalk.query.synthetic import SyntheticPrior
 
-            self._prior = SyntheticPrior.load(self.cfg, self.embedder) if self.rerank == "synthetic" else PathPrior.load(self.cfg)
+            if self.rerank == "synthetic":
+                self._prior = SyntheticPrior.load(self.cfg, self.prior_embedder, self.prior_model)
+            else:
+                self._prior = PathPrior.load(self.cfg, self.prior_model)
         return self._prior
 
     def _current(self, name: str, build: Callable[[], Any]) -> Any:
@@ -217,10 +238,13 @@ class Retriever:
         if self.rerank in PRIORS:
             from kgwalk.query.paths import masked_question
 
-            texts += self.prior.question_texts(masked_question(asked, mentions))  # one batch with the question
+            texts += self.prior.question_texts(masked_question(asked, mentions))
         lap("lexicon")
-        vectors = self.embedder.encode(texts)
-        q = vectors[0]
+        if len(texts) == 1 or self.prior_model == self.cfg.embed.model:  # one batch
+            vectors = self.embedder.encode(texts)
+            q, prior_vectors = vectors[0], vectors[1:]
+        else:
+            q, prior_vectors = self.embedder.encode(texts[:1])[0], self.prior_embedder.encode(texts[1:])
         lap("embed")
         nodes = self._search_nodes(q, list(dict.fromkeys(self.aliases.get(m.entity, m.entity) for m in mentions)), k_nodes)
         lap("node_search")
@@ -242,7 +266,7 @@ class Retriever:
             node.walks = [walk_hit(h.score, record) for h, record in zip(hits, self.records.lookup([h.id for h in hits]))]
         lap("walk_search")
         if topics:
-            self.prior.rerank(texts[1], vectors[1:], [w for n in topics for w in n.walks], q_conf.rerank_weight)
+            self.prior.rerank(texts[1], prior_vectors, [w for n in topics for w in n.walks], q_conf.rerank_weight)
         if when:
             self._restrict_in_time(nodes, when.first, when.last)
         candidates = {}

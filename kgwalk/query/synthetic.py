@@ -198,7 +198,8 @@ class SyntheticPrior:
         return self.centers["whole"]
 
     @classmethod
-    def load(cls, cfg: Config, embedder: Embedder) -> SyntheticPrior:
+    def load(cls, cfg: Config, embedder: Embedder, model: str) -> SyntheticPrior:
+        """`embedder`: `model`'s, query.prior_encoder's (the walks' embed.model by default)."""
         from kgwalk.storage import table_exists
 
         if not table_exists(cfg.table("walks")):
@@ -206,7 +207,7 @@ class SyntheticPrior:
                               "(run `kgwalk walks`, or --set query.rerank=none)")
         paths = read_corpus_paths(cfg.table("walks"), cfg.table("relations"))
         q = cfg.query
-        return cls(paths, TemplateVerbalizer(cfg.verbalize.phrases), embedder, cfg.embed.model, q.synthetic_temperature,
+        return cls(paths, TemplateVerbalizer(cfg.verbalize.phrases), embedder, model, q.synthetic_temperature,
                    words_per_hop=q.words_per_hop, hop_weight=q.hop_weight, content_mix=q.synthetic_content_mix, center=q.synthetic_center)
 
     def _vectors_of(self, sigs: list[str], form: str) -> np.ndarray:
