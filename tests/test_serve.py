@@ -286,9 +286,10 @@ def raw_exchange(url: str, head: bytes, body_parts: list[bytes]) -> tuple[int, d
 
 def test_a_body_over_the_limit_is_413_before_it_is_read(server, cfg):
     limit = 12 * cfg.query.max_question_chars + 16 * 1024  # the largest valid request, every character escaped, and room
-    # announced by Content-Length: refused before a byte of the body is read
+    # announced by Content-Length: refused on the head alone, before any body is sent (bytes sent and left unread
+    # can make the server's close a reset that loses its answer on a busy machine)
     head = f"POST /retrieve HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {50 * 2**20}\r\n\r\n"
-    status, body = raw_exchange(server.url, head.encode(), [b'{"question": "'])
+    status, body = raw_exchange(server.url, head.encode(), [])
     assert status == 413 and f"{limit:,} bytes" in body["detail"], body
     # chunked, no Content-Length: refused once the bytes read pass the limit, the rest never read
     head = "POST /retrieve HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
