@@ -170,7 +170,7 @@ def test_the_path_match_mixes_in_the_content_words_of_both(tmp_path, monkeypatch
     def best(mix: float) -> tuple[str, list[str]]:
         prior = SyntheticPrior(paths, TemplateVerbalizer({}), Lookup(), f"lookup-{mix}", 0.02, words_per_hop=1.0, hop_weight=0.0,
                                content_mix=mix, center=False)
-        texts = prior.question_texts(question)  # what the retriever encodes in its batch
+        texts = SyntheticPrior.question_texts(question, mix)  # what the retriever encodes
         return walks[int(np.argmax(prior.shares(question, Lookup().encode(texts), walks)))].signature, texts
 
     assert best(0.0) == ("release_year>", [question])  # the whole questions alone

@@ -181,8 +181,9 @@ class PathPrior:
         total = sum(votes.values()) or 1.0
         return {s: v / total for s, v in votes.items()}
 
-    def question_texts(self, masked_question: str) -> list[str]:
-        """What the retriever encodes for this prior, in the batch with the question."""
+    @staticmethod
+    def question_texts(masked_question: str, content_mix: float) -> list[str]:
+        """What the retriever encodes for this prior: the masked question alone (content_mix is the synthetic prior's)."""
         return [masked_question]
 
     def rerank(self, masked_question: str, masked_vectors: np.ndarray, walks: list, weight: float) -> None:

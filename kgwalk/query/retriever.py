@@ -236,9 +236,11 @@ class Retriever:
         mentions = self.lexicon.mentions(asked) if q_conf.node_search == "hybrid" else []
         texts = [asked]
         if self.rerank in PRIORS:
-            from kgwalk.query.paths import masked_question
+            from kgwalk.query.paths import PathPrior, masked_question
+            from kgwalk.query.synthetic import SyntheticPrior
 
-            texts += self.prior.question_texts(masked_question(asked, mentions))
+            prior_type = SyntheticPrior if self.rerank == "synthetic" else PathPrior
+            texts += prior_type.question_texts(masked_question(asked, mentions), q_conf.synthetic_content_mix)
         lap("lexicon")
         if len(texts) == 1 or self.prior_model == self.cfg.embed.model:  # one batch
             vectors = self.embedder.encode(texts)

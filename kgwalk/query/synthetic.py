@@ -231,10 +231,11 @@ class SyntheticPrior:
         # einsum, not BLAS: see PathPrior.votes (OpenBLAS's spinning threads slow the next embedding)
         return np.einsum("ikj,j->ik", _unit(self._vectors_of(sigs, form) - center), q).max(axis=1)
 
-    def question_texts(self, masked_question: str) -> list[str]:
-        """What the retriever encodes for this prior, in the batch with the question: the masked question, and its content
-        words where they are mixed in."""
-        return [masked_question, content_words(masked_question)] if self.content_mix > 0 else [masked_question]
+    @staticmethod
+    def question_texts(masked_question: str, content_mix: float) -> list[str]:
+        """What the retriever encodes for this prior (before loading it: a question fails on search first): the masked
+        question, and its content words where they are mixed in (query.synthetic_content_mix)."""
+        return [masked_question, content_words(masked_question)] if content_mix > 0 else [masked_question]
 
     def shares(self, masked_question: str, masked_vectors: np.ndarray, walks: list) -> np.ndarray:
         """Per walk, its path's share of a softmax over the distinct paths among `walks`; `masked_vectors` are the
