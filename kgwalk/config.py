@@ -158,15 +158,21 @@ class VerbalizeConf:
 
 @dataclass
 class EmbedConf:
-    # a sentence-transformers model | static | static:<sentence-transformers model> | a static
-    # model's folder (kgwalk/embed/static.py) | hashing-<dim>
-    model: str = "all-MiniLM-L6-v2"
+    # auto | a sentence-transformers model | static | static:<sentence-transformers model> | a
+    # static model's folder (kgwalk/embed/static.py) | hashing-<dim>. auto: static on a CPU (MiniLM
+    # distilled, ~100x faster to build; query.prior_encoder auto keeps MiniLM's path matching),
+    # all-MiniLM-L6-v2 with device cuda (bench/results/embed_quality_static.md)
+    model: str = "auto"
     batch_size: int = 0  # sentences per forward pass; 0 = 32 on CPU, 1024 on CUDA
     actors: int = 0  # 0 = one less than the CPUs Ray sees (at least 1)
     threads_per_actor: int = 0  # 0 = CPUs / actors
     device: str = "cpu"
     # auto: bf16 on CPUs with AMX/AVX512-BF16, fp16 on CUDA; int8: ONNX Runtime, CPU
     precision: EmbedPrecision = "auto"
+
+    def __post_init__(self) -> None:
+        if self.model == "auto":  # resolved here, so that fingerprints, checks and caches see the model itself
+            self.model = "all-MiniLM-L6-v2" if self.device.startswith("cuda") else "static"
 
 
 @dataclass
@@ -225,10 +231,11 @@ class QueryConf:
     # its own question encoder (numpy, no torch), whatever this says.
     encoder: QuestionEncoder = "onnx"
     # the model that encodes what a prior compares (the question with its topic masked, the
-    # synthetic prior's path questions, the examples `kgwalk fit-paths` fits): embed (the walks'
-    # embed.model) | a sentence-transformers model, run as query.encoder says. They are a few
-    # texts a question, so a transformer here costs milliseconds where the corpus is static
-    prior_encoder: str = "embed"
+    # synthetic prior's path questions, the examples `kgwalk fit-paths` fits): auto (a static
+    # embed.model's source transformer, e.g. all-MiniLM-L6-v2 for static; else the embed model) |
+    # embed (the walks' embed.model) | a sentence-transformers model, run as query.encoder says.
+    # They are a few texts a question, so a transformer here costs milliseconds
+    prior_encoder: str = "auto"
     # a time expression in the question ("in 1994", "the 90s") restricts walks to those whose
     # time-valued nodes fall in its range (kgwalk/query/temporal.py; bench/results/temporal.md)
     temporal: bool = True

@@ -92,17 +92,26 @@ def test_a_static_kg_from_the_shell(static_cache, tmp_path, monkeypatch):
     cfg = corpus.config(tmp_path, kg, ["embed.model=static"])
     corpus.build_in_process(cfg)
 
-    refused, imported = cli_query(tmp_path, static_cache)  # conf/local.yaml's model: all-MiniLM-L6-v2
+    refused, imported = cli_query(tmp_path, static_cache, "embed.model=all-MiniLM-L6-v2")
     errors = [line for line in refused.stderr.splitlines() if not line.startswith("import time:")]
     assert refused.returncode == 2 and errors == [
         f"kgwalk: error: {cfg.root}'s vectors were made with embed.model=static, not all-MiniLM-L6-v2: query with --set "
         "embed.model=static (conf: embed.model), or embed and index it again with this model (kgwalk embed, then kgwalk index)"]
     assert not imported & {*NOT_LOADED, "model2vec"}  # refused before any model loaded
 
-    answered, imported = cli_query(tmp_path, static_cache, "embed.model=static")
+    answered, imported = cli_query(tmp_path, static_cache, "query.prior_encoder=embed")  # conf/local.yaml: embed.model auto, static here
     assert answered.returncode == 0, answered.stderr[-2000:]
     assert json.loads(answered.stdout)["nodes"][0]["label"] == "Kismet"
     assert "model2vec" in imported and not imported & set(NOT_LOADED)
+
+    # by default the prior's few texts a question are MiniLM's (query.prior_encoder auto): ONNX Runtime, still no torch
+    from kgwalk.embed.onnx import OnnxEmbedder
+
+    OnnxEmbedder(DEFAULT_SOURCE)  # the export, once, in this test's cache (exporting is what needs torch)
+    answered, imported = cli_query(tmp_path, static_cache)
+    assert answered.returncode == 0, answered.stderr[-2000:]
+    assert json.loads(answered.stdout)["nodes"][0]["label"] == "Kismet"
+    assert {"model2vec", "onnxruntime"} <= imported and not imported & {"torch", "transformers", "sentence_transformers"}
 
 
 def test_a_kg_without_state_is_not_checked(tmp_path):

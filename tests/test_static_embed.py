@@ -183,7 +183,7 @@ def test_build_and_cli_query_with_a_static_model_load_no_torch(static_env, spark
     assert vectors.shape[1] == 256 and np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     out = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "kgwalk.cli", "query", "--name", "tiny", "--warehouse", str(tmp_path),
-         "--set", "embed.model=static", "--json", "who directed Kismet"],
+         "--set", "embed.model=static", "--set", "query.prior_encoder=embed", "--json", "who directed Kismet"],
         check=False, capture_output=True, text=True, env=dict(os.environ, HF_HUB_OFFLINE="1"), timeout=300,
     )
     assert out.returncode == 0, out.stderr[-2000:]
@@ -192,6 +192,8 @@ def test_build_and_cli_query_with_a_static_model_load_no_torch(static_env, spark
     # among Kismet's top 3 walks (the default k_walks); a static model ranks it below MiniLM does
     assert any(["Kismet", "directed_by", "William Dieterle"] in w["triples"] for w in payload["nodes"][0]["walks"])
     imported = {line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines() if line.startswith("import time:")}
+    # the static model as its own prior encoder: no transformer runtime at all (by default the prior's few texts a
+    # question are MiniLM's on ONNX Runtime, still without torch: tests/test_query_model.py)
     assert "model2vec" in imported and not imported & set(HEAVY)
 
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from kgwalk.config import Config, QueryMode, load_config
 from kgwalk.embed.model import Embedder, make_embedder
-from kgwalk.embed.static import is_static
+from kgwalk.embed.static import is_static, is_static_folder, static_source
 from kgwalk.errors import KgwalkError
 from kgwalk.index.records import WalkRecords
 from kgwalk.index.store import VectorStore, collection_names, open_store
@@ -93,9 +93,14 @@ class Retriever:
 
     @property
     def prior_model(self) -> str:
-        """The model that encodes what the prior compares (query.prior_encoder; `embed`: the walks' model)."""
-        chosen = self.cfg.query.prior_encoder
-        return self.cfg.embed.model if chosen == "embed" else chosen
+        """The model that encodes what the prior compares (query.prior_encoder): `embed` is the walks' model; `auto` a
+        static model's source transformer where it has one (the distilled one: static is all-MiniLM-L6-v2), else the
+        walks' model. A static model averages its tokens: matching a question to relation paths is where a transformer
+        pays (bench/results/embed_quality_static.md), and it encodes a few short texts a question."""
+        chosen, model = self.cfg.query.prior_encoder, self.cfg.embed.model
+        if chosen == "auto":
+            return static_source(model) if is_static(model) and not is_static_folder(static_source(model)) else model
+        return model if chosen == "embed" else chosen
 
     @property
     def prior_embedder(self) -> Embedder:
