@@ -1,10 +1,10 @@
 """MetaQA **test**, reported once: zero-shot and fitted-prior retrieval, plain and bracketed
-questions, with the default embedder (all-MiniLM-L6-v2), on a sub-corpus that holds the test
-questions' topics.
+questions, per embed model (`--model`: static, the CPU default, whose prior encoder is MiniLM;
+or all-MiniLM-L6-v2 for every vector), on a sub-corpus that holds the test questions' topics.
 
-    .venv/bin/python bench/metaqa_test.py --build      # sub-corpus: verbalize, embed, index, fit-paths on dev
-    .venv/bin/python bench/metaqa_test.py --row NAME   # one eval row per call (see ROWS)
-    .venv/bin/python bench/metaqa_test.py --tabulate   # bench/results/metaqa_test_zero_shot.md
+    .venv/bin/python bench/metaqa_test.py --model static --build      # sub-corpus: verbalize, embed, index, fit-paths on dev
+    .venv/bin/python bench/metaqa_test.py --model static --row NAME   # one eval row per call (see ROWS)
+    .venv/bin/python bench/metaqa_test.py --tabulate                  # bench/results/metaqa_test_zero_shot.md, every model's rows
 
 A full MiniLM build of MetaQA takes ~50 min on 2 cores, so, as bench/embed_quality.py does for
 dev, the corpus is the walks rooted at the topic entities of the eval's 1,000-question test
@@ -21,12 +21,12 @@ import time
 from pathlib import Path
 
 import numpy as np
-from embed_quality import DATA, copy_subcorpus, kgwalk
+from embed_quality import DATA, copy_subcorpus, kgwalk, kgwalk_commit
 from report import save_report
 
 from kgwalk.eval.metaqa import load_questions, question_file, sample
 
-NAME = "metaqa_test_minilm"
+MODELS = {"all-MiniLM-L6-v2": "metaqa_test_minilm", "static": "metaqa_test_static"}  # embed.model -> sub-corpus name
 ROWS = {  # row -> (label, settings, plain questions)
     "zero_shot_plain": ("zero-shot (no labelled data: rerank synthetic)", ["query.rerank=synthetic"], True),
     "zero_shot_bracketed": ("zero-shot (no labelled data: rerank synthetic)", ["query.rerank=synthetic"], False),
@@ -37,55 +37,67 @@ ROWS = {  # row -> (label, settings, plain questions)
 LIMIT = 1000
 
 
-def build(warehouse: Path, source: str, distractors: int) -> None:
+def build(warehouse: Path, source: str, distractors: int, model: str) -> None:
     topics = np.unique([q.topic for hops in (1, 2, 3) for q in sample(load_questions(question_file(DATA, hops, "test")), LIMIT)])
-    walks, _ = copy_subcorpus(warehouse, source, NAME, topics, distractors)
-    where = ["--warehouse", str(warehouse), "--name", NAME]
+    name = MODELS[model]
+    walks, _ = copy_subcorpus(warehouse, source, name, topics, distractors)
+    where = ["--warehouse", str(warehouse), "--name", name, "--set", f"embed.model={model}"]
     start = time.perf_counter()
     for stage in ("verbalize", "embed", "index"):
         kgwalk(stage, *where)
     kgwalk("fit-paths", *where, *[a for hops in (1, 2, 3) for a in ("--questions", str(question_file(DATA, hops, "dev")))])
-    (warehouse / f"{NAME}.build.json").write_text(json.dumps({"walks": walks.num_rows, "seconds": time.perf_counter() - start}))
+    (warehouse / f"{name}.build.json").write_text(json.dumps({"walks": walks.num_rows, "seconds": time.perf_counter() - start}))
 
 
-def run_row(warehouse: Path, row: str) -> None:
+def run_row(warehouse: Path, row: str, model: str) -> None:
     _, settings, plain = ROWS[row]
-    out = kgwalk("eval", "metaqa", "--warehouse", str(warehouse), "--name", NAME, *[a for kv in settings for a in ("--set", kv)],
+    name = MODELS[model]
+    out = kgwalk("eval", "metaqa", "--warehouse", str(warehouse), "--name", name,
+                 *[a for kv in [f"embed.model={model}", *settings] for a in ("--set", kv)],
                  "--split", "test", "--hops", "1,2,3", "--limit", str(LIMIT), "--data", str(DATA), "--json", *(["--plain"] if plain else []))
-    (warehouse / f"{NAME}.{row}.json").write_text(out)
+    (warehouse / f"{name}.{row}.json").write_text(out)
 
 
 def tabulate(warehouse: Path) -> None:
-    built = json.loads((warehouse / f"{NAME}.build.json").read_text())
-    body = ["| retrieval | questions | hops | topic recall | context recall@3 | answer-set recall | answer-set recall, multi-answer (n) "
-            "| extractive Hits@1 | context chars | retrieval ms p50 / p99 |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    summary = ["", "| retrieval | questions | context recall@3 (1/2/3) | answer-set recall, multi-answer (1/2/3) | extractive Hits@1 (1/2/3) "
-               "| Hits@1 mean |", "|---|---|---|---|---|---:|"]
-    for row, (label, _, plain) in ROWS.items():
-        path = warehouse / f"{NAME}.{row}.json"
-        if not path.exists():
+    body = ["| embed model | retrieval | questions | hops | topic recall | context recall@3 | answer-set recall "
+            "| answer-set recall, multi-answer (n) | extractive Hits@1 | context chars | retrieval ms p50 / p99 |",
+            "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    summary = ["", "| embed model | retrieval | questions | context recall@3 (1/2/3) | answer-set recall, multi-answer (1/2/3) "
+               "| extractive Hits@1 (1/2/3) | Hits@1 mean |", "|---|---|---|---|---|---|---:|"]
+    corpora = []
+    for model, name in MODELS.items():
+        if not (warehouse / f"{name}.build.json").exists():
             continue
-        scores = json.loads(path.read_text())
-        form = "plain" if plain else "bracketed"
-        for s in scores:
-            lat = s["latency_ms"]["retrieval"]
-            body.append(f"| {label} | {form} | {s['hops']} | {s['topic_recall']:.3f} | {s['context_recall']:.3f} | {s['answer_recall']:.3f} "
-                        f"| {s['multi_answer_recall']:.3f} ({s['multi_answer_questions']}) | {s['extractive_hits1']:.3f} "
-                        f"| {s['context_chars']:.0f} | {lat['p50']:.1f} / {lat['p99']:.1f} |")
-        per_hop = {m: " / ".join(f"{s[m]:.3f}" for s in scores) for m in ("context_recall", "multi_answer_recall", "extractive_hits1")}
-        summary.append(f"| {label} | {form} | {per_hop['context_recall']} | {per_hop['multi_answer_recall']} | {per_hop['extractive_hits1']} "
-                       f"| {100 * np.mean([s['extractive_hits1'] for s in scores]):.1f} |")
+        corpora.append(f"{model}: {json.loads((warehouse / f'{name}.build.json').read_text())['walks']:,} walks")
+        shown = f"{model} (prior encoder all-MiniLM-L6-v2)" if model == "static" else model
+        for row, (label, _, plain) in ROWS.items():
+            path = warehouse / f"{name}.{row}.json"
+            if not path.exists():
+                continue
+            scores = json.loads(path.read_text())
+            form = "plain" if plain else "bracketed"
+            for s in scores:
+                lat = s["latency_ms"]["retrieval"]
+                body.append(f"| {shown} | {label} | {form} | {s['hops']} | {s['topic_recall']:.3f} | {s['context_recall']:.3f} "
+                            f"| {s['answer_recall']:.3f} | {s['multi_answer_recall']:.3f} ({s['multi_answer_questions']}) "
+                            f"| {s['extractive_hits1']:.3f} | {s['context_chars']:.0f} | {lat['p50']:.1f} / {lat['p99']:.1f} |")
+            per_hop = {m: " / ".join(f"{s[m]:.3f}" for s in scores) for m in ("context_recall", "multi_answer_recall", "extractive_hits1")}
+            summary.append(f"| {shown} | {label} | {form} | {per_hop['context_recall']} | {per_hop['multi_answer_recall']} "
+                           f"| {per_hop['extractive_hits1']} | {100 * np.mean([s['extractive_hits1'] for s in scores]):.1f} |")
     facts = [
-        "- measured " + time.strftime("%Y-%m-%d") + f"; MetaQA **test**, reported once: the eval's deterministic sample of {LIMIT:,} questions "
-        "per hop count; plain = brackets dropped (as users type), bracketed = MetaQA's form",
-        f"- corpus: {built['walks']:,} walks (the sampled test questions' topic entities plus 4,000 random other roots), verbalized with "
-        "the defaults, embedded with all-MiniLM-L6-v2 (the default), edge index; the path prior of the prior rows is fitted on the three "
-        "dev files; the zero-shot rows use no labelled data; nothing was tuned on test",
-        "- defaults otherwise (git f76d048): hybrid node search, k_nodes 3, k_walks 3, query.candidates 50, walk mode, query.diversity ends, "
-        "query.also_chars 1000 (each shown walk followed by the other ends of its relation path: context chars are the answer prompt's walk "
-        "lines with those lists); the synthetic prior with centred cosines and step count (query.hop_weight 0.16, query.words_per_hop 1.75)",
+        "- measured " + time.strftime("%Y-%m-%d") + f"; MetaQA **test**, reported once per configuration: the eval's deterministic sample of "
+        f"{LIMIT:,} questions per hop count; plain = brackets dropped (as users type), bracketed = MetaQA's form",
+        f"- corpora ({'; '.join(corpora)}): the same walks (the sampled test questions' topic entities plus 4,000 random other roots), "
+        "verbalized with the defaults, embedded with the row's model, edge index; static's prior encoder (query.prior_encoder auto) is "
+        "all-MiniLM-L6-v2; the path prior of the prior rows is fitted on the three dev files; the zero-shot rows use no labelled data; "
+        "nothing was tuned on test",
+        f"- defaults otherwise (git {kgwalk_commit()}): hybrid node search, k_nodes 3, k_walks 3, query.candidates 50, walk mode, "
+        "query.diversity ends, query.also_chars 1000 (each shown walk followed by the other ends of its relation path: context chars are the "
+        "answer prompt's walk lines with those lists), query.rerank_weight 2.0; the synthetic prior with centred cosines, step count "
+        "(query.hop_weight 0.16, query.words_per_hop 1.75) and content words (query.synthetic_content_mix 0.5)",
         "- multi-answer: the sampled questions with more than one gold answer",
-        "- latency: each row one `kgwalk eval` process, 2 shared cores, no LLM",
+        "- latency: each row one `kgwalk eval` process on 2 cores, no LLM; these rows ran beside other jobs (CI, benchmarks): see "
+        "bench/results/query_latency.md for latency on an idle machine",
     ]
     save_report("metaqa_test_zero_shot", "MetaQA test, once: zero-shot vs fitted prior, plain vs bracketed questions", facts, body + summary)
 
@@ -95,15 +107,16 @@ def main() -> None:
     p.add_argument("--warehouse", default="/tmp/kgwalk-bench/mq-static", help="holds --source and receives the sub-corpus")
     p.add_argument("--source", default="metaqa", help="a walked MetaQA KG in --warehouse")
     p.add_argument("--distractors", type=int, default=4000)
+    p.add_argument("--model", choices=list(MODELS), default="static", help="the embed.model of --build and --row")
     p.add_argument("--build", action="store_true")
     p.add_argument("--row", choices=list(ROWS))
     p.add_argument("--tabulate", action="store_true")
     args = p.parse_args()
     warehouse = Path(args.warehouse)
     if args.build:
-        build(warehouse, args.source, args.distractors)
+        build(warehouse, args.source, args.distractors, args.model)
     if args.row:
-        run_row(warehouse, args.row)
+        run_row(warehouse, args.row, args.model)
     if args.tabulate:
         tabulate(warehouse)
 
