@@ -1,12 +1,13 @@
 """Benchmark: `kgwalk query` from the shell, end to end (process start to exit), by question encoder.
 
     .venv/bin/python bench/query_cli.py [--warehouse /tmp/kgwalk-q] [--runs 5]
-        [--row "MiniLM, ONNX encoder=metaqa_float32:"] [--row "static=metaqa_static:embed.model=static"]
+        [--row "MiniLM, ONNX encoder=metaqa_float32:embed.model=all-MiniLM-L6-v2"] [--row "static alone=metaqa_static:query.prior_encoder=embed"]
         [--baseline-src /tmp/kgwalk-snap-a]
 
 Each row is `label=KG name:settings` (settings comma-separated `key=value`); the defaults are the
-two KGs bench/embed_quality.py builds with `--precisions float32 --models static` (the same
-132K-walk MetaQA sub-corpus, MiniLM and static vectors, each with its own path prior). Per row:
+three KGs bench/embed_quality.py builds with `--precisions float32 --models
+static,static+query.prior_encoder=all-MiniLM-L6-v2` (the same 132K-walk MetaQA sub-corpus: MiniLM
+vectors, static vectors, static vectors with a MiniLM prior encoder; each with its own path prior). Per row:
 one untimed run (file cache, ONNX export, the table cache), one timed run with an empty table
 cache (kgwalk/query/table_cache.py: the first query after a table changed; models and question
 vectors stay cached), then `--runs` timed runs of the CLI as a user types it: the median, where it
@@ -91,7 +92,9 @@ def main() -> None:
     p.add_argument("--row", action="append", help="label=KG name:key=value,key=value")
     p.add_argument("--baseline-src", help="a checkout of older kgwalk to run each row with as well (the baseline)")
     args = p.parse_args()
-    rows = args.row or ["MiniLM (ONNX question encoder, the default)=metaqa_float32:", "static=metaqa_static:embed.model=static"]
+    rows = args.row or ["all-MiniLM-L6-v2 (ONNX question encoder)=metaqa_float32:embed.model=all-MiniLM-L6-v2",
+                        "static walks, MiniLM prior encoder (the default)=metaqa_static_query_prior_encoder_all_MiniLM_L6_v2:",
+                        "static alone=metaqa_static:query.prior_encoder=embed"]
     sources = {"candidate": REPO} | ({"baseline": Path(args.baseline_src).resolve()} if args.baseline_src else {})
     for side, source in sources.items():
         if not imported_from(source).startswith(str(source)):
