@@ -242,6 +242,9 @@ def test_refresh_refuses_changed_walk_settings_and_missing_build(baseline, tmp_p
     changed = config(tmp_path / "wh", overrides=["walks.depth=2"])
     with pytest.raises(KgwalkError, match="walks settings changed"):
         run_refresh(changed, str(as_file(ops, tmp_path, "pipe")))
+    other_model = config(tmp_path / "wh", overrides=["embed.model=hashing-32"])
+    with pytest.raises(KgwalkError, match="vectors settings changed .* set the model it was built with: embed.model's default is auto"):
+        run_refresh(other_model, str(as_file(ops, tmp_path, "pipe")))
     with pytest.raises(KgwalkError, match="run `kgwalk build` first"):
         run_refresh(config(tmp_path / "empty"), str(as_file(ops, tmp_path, "pipe")))
 

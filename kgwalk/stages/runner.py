@@ -114,7 +114,10 @@ class Runner:
                 raise KgwalkError(f"nothing to refresh: no recorded {missing[0]} (run `kgwalk build` first)")
             for stage in derived:
                 if stage.settings and state[stage.name].reflects.get("settings") != stage.fingerprint(cfg):
-                    raise KgwalkError(f"{stage.name} settings changed since the corpus was built: refresh recomputes only changes; run `kgwalk build`")
+                    # the one default that moved: a corpus embedded before embed.model's default became auto
+                    hint = " (or set the model it was built with: embed.model's default is auto, static on a CPU)" if stage.name == "vectors" else ""
+                    raise KgwalkError(f"{stage.name} settings changed since the corpus was built: refresh recomputes only changes; "
+                                      f"run `kgwalk build`{hint}")
             for stage in self.stages:
                 start = time.perf_counter()
                 stage.update(Step(cfg, stage, self.spark, report, change, read_state(cfg)))
