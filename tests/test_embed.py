@@ -59,8 +59,10 @@ def test_int8_is_cpu_only_and_batch_sizes_follow_the_device():
         embed_texts(load_config(None, ["embed.precision=int8", "embed.device=cuda"], warehouse="/nonexistent"))
     assert (resolve_batch_size(0, "cpu"), resolve_batch_size(0, "cuda:1"), resolve_batch_size(100, "cpu")) == (32, 1024, 100)
     cfg = load_config(None, ["embed.device=cuda"])
-    assert cfg.embed.batch_size == 0 and block_rows(cfg.embed) == 8192
-    assert block_rows(load_config().embed) == 4096
+    assert (cfg.embed.model, cfg.embed.batch_size, block_rows(cfg.embed)) == (MODEL, 0, 8192)  # embed.model auto on CUDA: MiniLM
+    assert block_rows(load_config(None, [f"embed.model={MODEL}"]).embed) == 4096
+    cpu = load_config().embed  # auto on a CPU: the static model, whose blocks are larger
+    assert cpu.model == "static" and block_rows(cpu) == 131072
 
 
 def test_embed_stage_runs_int8_through_ray_and_questions_stay_float32(onnx_cache, tmp_path):
