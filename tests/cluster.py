@@ -68,7 +68,7 @@ def wait_for(what: str, check, timeout: float, procs: list[subprocess.Popen]) ->
         try:
             if check():
                 return
-        except OSError:
+        except (OSError, ValueError):  # not listening yet, or a web UI still starting answers its HTML page, not JSON
             pass
         time.sleep(0.5)
     raise TimeoutError(f"{what}: not ready after {timeout:.0f} s")
