@@ -165,12 +165,39 @@ def _write(path, lines):
     return path
 
 
+def _prior_table(rows: list[tuple[str, list[float], list[str]]], encoder: str) -> pa.Table:
+    return pa.table({"question": [q for q, _, _ in rows], "vector": pa.array([v for _, v, _ in rows], pa.list_(pa.float32(), 2)),
+                     "signatures": [s for _, _, s in rows], "encoder": [encoder] * len(rows)})
+
+
+def test_a_fitted_prior_groups_its_examples_by_shape_and_is_read_anew_when_refitted(sample_corpus, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the grouped prior goes to the table cache
+    cfg = sample_corpus
+    model = cfg.embed.model
+    first = _prior_table([("who directed E", [1, 0], ["directed_by>"]), ("who directed E", [1, 0], ["directed_by>", "written_by>"]),
+                          ("who wrote E", [0, 1], ["written_by>"])], model)
+    write_table(cfg.table(PRIOR_TABLE), first)
+    try:
+        prior = PathPrior.load(cfg, model)
+        assert prior.counts.tolist() == [2.0, 1.0]  # two shapes, the first asked twice
+        assert prior.votes_of == [{"directed_by>": 1.5, "written_by>": 0.5}, {"written_by>": 1.0}]
+        assert prior.votes(np.array([1.0, 0.0])) == pytest.approx(PathPrior.from_table(first).votes(np.array([1.0, 0.0])))
+        assert list((tmp_path / "cache" / "kgwalk" / "tables").glob("path-prior-*.npz"))
+        write_table(cfg.table(PRIOR_TABLE), _prior_table([("who starred in E", [1, 0], ["starred_actors>"])], model))
+        assert PathPrior.load(cfg, model).votes_of == [{"starred_actors>": 1.0}]  # the new version, not the cached grouping
+        write_table(cfg.table(PRIOR_TABLE), _prior_table([("who starred in E", [1, 0], ["starred_actors>"])], "hashing-32"))
+        with pytest.raises(KgwalkError, match="fitted with hashing-32's question vectors"):
+            PathPrior.load(cfg, model)
+    finally:
+        shutil.rmtree(cfg.table(PRIOR_TABLE))  # the module's other tests expect the paper's order under auto
+
+
 def test_path_prior_needs_a_fit_and_examples(tmp_path):
     cfg = corpus.config(tmp_path, SAMPLE, ["query.rerank=paths"])
     with pytest.raises(KgwalkError, match="kgwalk fit-paths"):
         PathPrior.load(cfg, cfg.embed.model)
     with pytest.raises(KgwalkError, match="no examples"):
-        PathPrior(pa.table({"question": pa.array([], pa.string()), "vector": pa.array([], pa.list_(pa.float32(), 2)),
+        PathPrior.from_table(pa.table({"question": pa.array([], pa.string()), "vector": pa.array([], pa.list_(pa.float32(), 2)),
                             "signatures": pa.array([], pa.list_(pa.string()))}))
     with pytest.raises(KgwalkError, match="query.rerank"):
         Retriever(corpus.config(tmp_path, SAMPLE, ["query.rerank=magic"]))
