@@ -304,6 +304,10 @@ def test_onnx_question_encoder_matches_torch_and_exports_once(tmp_path, monkeypa
     for overrides, kind in ((minilm, OnnxEmbedder), (minilm + ["query.encoder=torch"], SentenceTransformerEmbedder)):
         retriever = Retriever(corpus.config(warehouse, SAMPLE, overrides))
         assert isinstance(retriever.embedder, kind)
+        if kind is OnnxEmbedder:  # a question encoder's threads sleep between runs, where the corpus embedder's spin
+            spinning = "session.intra_op.allow_spinning"
+            assert retriever.embedder.session.get_session_options().get_session_config_entry(spinning) == "0"
+            assert onnx.session.get_session_options().get_session_config_entry(spinning) == "1"
         retriever.close()
     with pytest.raises(KgwalkError, match="query.encoder"):
         Retriever(corpus.config(tmp_path, SAMPLE, ["query.encoder=tensorrt"]))

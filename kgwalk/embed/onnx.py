@@ -106,8 +106,11 @@ class OnnxEmbedder:
     library alone (a CLI question's encoder in well under a second, where importing torch took seconds)."""
 
     def __init__(
-        self, model: str, cache_dir: str | Path | None = None, threads: int = 0, batch_size: int = 64, int8: bool = False
+        self, model: str, cache_dir: str | Path | None = None, threads: int = 0, batch_size: int = 64, int8: bool = False,
+        *, spinning: bool = True,
     ) -> None:
+        """`spinning=False` for a question encoder: ONNX Runtime's threads otherwise spin on the cores after each run and
+        slow the search that follows (2 cores, MetaQA dev: retrieval p99 30-34 ms spinning, 14-22 ms not; p50 0.3-1 ms lower)."""
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         try:
             import onnxruntime as ort
@@ -124,6 +127,7 @@ class OnnxEmbedder:
                 quantize_int8(fused, path)
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads or os.cpu_count() or 1
+        options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
         self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         import json
 

@@ -87,7 +87,7 @@ class Retriever:
         if self.cfg.query.encoder == "onnx" and e.device == "cpu" and transformer:
             from kgwalk.embed.onnx import OnnxEmbedder
 
-            return OnnxEmbedder(model)
+            return OnnxEmbedder(model, spinning=False)
         # int8 is a throughput trade for the corpus; one question at a time gains nothing from it
         return make_embedder(model, e.device, precision="float32" if e.precision == "int8" else e.precision)
 
@@ -265,12 +265,15 @@ class Retriever:
         ego = mode == "ego"  # each node's candidates become its ego-graph (kgwalk/query/ego.py)
         wide = max(q_conf.candidates, k_walks)
         walk_mode_fetch = {}  # per node, the candidates walk mode fetches: ego mode's budget is what it would show
+        hits_of = {}
         for node in nodes:
             walk_mode_fetch[node.id] = wide if when or any(node is t for t in choosing) else k_walks
             fetch = wide if ego else walk_mode_fetch[node.id]
             roots = [node.id, *self._alignment()[1].get(node.id, [])]  # an aligned entity's walks are its aliases' too
-            hits = sorted((h for root in roots for h in self.store.search(self.walks_collection, q, fetch, root=root)), key=lambda h: -h.score)[:fetch]
-            node.walks = [walk_hit(h.score, record) for h, record in zip(hits, self.records.lookup([h.id for h in hits]))]
+            hits_of[node.id] = sorted((h for root in roots for h in self.store.search(self.walks_collection, q, fetch, root=root)), key=lambda h: -h.score)[:fetch]
+        records = iter(self.records.lookup([h.id for node in nodes for h in hits_of[node.id]]))  # one lookup: each costs Arrow calls
+        for node in nodes:
+            node.walks = [walk_hit(h.score, next(records)) for h in hits_of[node.id]]
         lap("walk_search")
         if topics:
             self.prior.rerank(texts[1], prior_vectors, [w for n in topics for w in n.walks], q_conf.rerank_weight)
