@@ -56,7 +56,9 @@ class NodeSums:
         order = np.argsort(rows, kind="stable")
         sorted_rows = rows[order]
         starts = np.flatnonzero(np.r_[True, sorted_rows[1:] != sorted_rows[:-1]])
-        fixed = np.rint(vectors[order].astype(np.float64) * _FIXED_POINT).astype(np.int64)
+        ordered = vectors[order] if vectors.dtype == np.float32 else vectors[order].astype(np.float64)
+        # float32 stays float32: scaling by 2^40 is exact there, so rint sees the value float64 would, without the copy
+        fixed = np.rint(ordered * ordered.dtype.type(_FIXED_POINT)).astype(np.int64)
         self.sums[sorted_rows[starts]] += sign * np.add.reduceat(fixed, starts, axis=0)
         self.walks += sign * np.bincount(rows, minlength=len(self.root_ids))
 
