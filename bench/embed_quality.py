@@ -41,7 +41,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from deltalake import DeltaTable, write_deltalake
-from report import save_report
+from report import git_head, save_report
 
 from kgwalk.eval.metaqa import load_questions, question_file, sample
 
@@ -78,8 +78,7 @@ def kgwalk_commit() -> str:
     """The commit of the kgwalk the commands run (a benchmark may run a snapshot's, through PYTHONPATH)."""
     import kgwalk as package
 
-    where = Path(package.__file__).parent
-    return subprocess.run(["git", "-C", str(where), "rev-parse", "--short", "HEAD"], stdout=subprocess.PIPE, text=True).stdout.strip()
+    return git_head(Path(package.__file__).parent)
 
 
 def kgwalk(*args: str) -> str:

@@ -158,7 +158,7 @@ def main() -> None:
         return side(args)
 
     sys.path.insert(0, str(REPO / "bench"))
-    from report import save_report
+    from report import git_head, save_report
 
     sides = args.sides.split(",")
     source = Path(args.source).parent if args.source else prepare(args, REPO / "data" / "synth" / f"synth_{args.edges.lower()}.parquet")
@@ -206,7 +206,7 @@ def main() -> None:
     facts = [
         (f"- KG: {args.source} (tables as built)" if args.source else f"- KG: `kgwalk synth --edges {args.edges}` (seed 0)")
         + f"; {base['walks']:,} walks, {base['nodes']:,} nodes; vectors: {args.model} (the same Delta table for every side)",
-        f"- baseline: kgwalk at `{args.baseline_ref}`; candidate: this checkout (git {git_head()}, working tree)"
+        f"- baseline: kgwalk at `{args.baseline_ref}`; candidate: this checkout (git {git_head(REPO)}, working tree)"
         + (f", with {' '.join(args.candidate_set)} (so that both retrieve alike)" if args.candidate_set else ""),
         ("- index stage = the whole `kgwalk index` (reading the tables, walks, nodes, node sums, commit); points/s = walks / its seconds; "
          "bytes = allocated blocks of the index folder (both collections and the node sums) / walks"),
@@ -225,10 +225,6 @@ def main() -> None:
     name = args.report or ("index" if args.model == "hashing-384" else f"index-{args.model}")
     what = Path(args.source).name if args.source else "synthetic KG"
     save_report(name, f"Index stage: baseline vs candidate ({what}, {args.model})", facts, body)
-
-
-def git_head() -> str:
-    return subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False).stdout.strip()
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ import subprocess
 import time
 
 from embed_quality import DATA, KGWALK, kgwalk_commit
-from report import save_report
+from report import git_head, save_report
 
 ROWS = ["all-MiniLM-L6-v2 throughout=metaqa_float32:embed.model=all-MiniLM-L6-v2",
         "static walks, MiniLM prior encoder (the CPU default)=metaqa_static_query_prior_encoder_all_MiniLM_L6_v2:",
@@ -34,7 +34,7 @@ def main() -> None:
     p.add_argument("--row", action="append", help="label=KG name:key=value,key=value")
     p.add_argument("--baseline-src", help="a checkout of older kgwalk to run each row with too")
     args = p.parse_args()
-    sources = [(f"baseline ({commit_of(args.baseline_src)})", args.baseline_src)] if args.baseline_src else []
+    sources = [(f"baseline ({git_head(args.baseline_src)})", args.baseline_src)] if args.baseline_src else []
     sources.append((f"this checkout ({kgwalk_commit()})", None))
     body = ["| embed model and prior encoder | rerank | kgwalk | retrieval p50 / p99 ms (1 / 2 / 3 hops) | embed p50 ms (1 / 2 / 3) | extractive Hits@1 (1 / 2 / 3) |",
             "|---|---|---|---|---|---|"]
@@ -58,10 +58,6 @@ def main() -> None:
              "- KGs: bench/embed_quality.py's 132,167-walk sub-corpus, each with its own prior (fitted on the dev files with its prior encoder)",
              "- target (issues 21, 25): retrieval p50 <= 15 ms, p99 <= 50 ms"]
     save_report("latency_by_encoder", "Warm retrieval latency by embed model and prior encoder (MetaQA dev)", facts, body)
-
-
-def commit_of(source: str) -> str:
-    return subprocess.run(["git", "-C", source, "rev-parse", "--short", "HEAD"], check=True, stdout=subprocess.PIPE, text=True).stdout.strip()
 
 
 if __name__ == "__main__":

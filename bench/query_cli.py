@@ -31,7 +31,7 @@ import time
 
 from pathlib import Path
 
-from report import save_report
+from report import git_head, save_report
 
 from kgwalk.storage import user_cache
 
@@ -78,11 +78,6 @@ def imported_from(source: Path) -> str:
     done = subprocess.run([sys.executable, "-c", "import kgwalk; print(kgwalk.__file__)"], check=True, capture_output=True,
                           text=True, cwd=source, env=source_env(source))
     return done.stdout.strip()
-
-
-def git_head(source: Path) -> str:
-    done = subprocess.run(["git", "-C", str(source), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False)
-    return done.stdout.strip() or "unknown"
 
 
 def main() -> None:

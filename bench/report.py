@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import os
 import platform
+import subprocess
 import sys
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+
+def git_head(folder: str | Path) -> str:
+    """The short commit checked out in `folder` (a checkout of kgwalk a benchmark runs), "unknown" outside git."""
+    done = subprocess.run(["git", "-C", str(folder), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False)
+    return done.stdout.strip() or "unknown"
+
 
 PACKAGES = ["kgwalk", "pyspark", "deltalake", "ray", "pyarrow", "numpy", "qdrant-edge-py", "qdrant-client", "sentence-transformers", "transformers", "torch", "model2vec"]
 
