@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -62,7 +63,7 @@ def random_spec(rng: np.random.Generator) -> list[str]:
         f"walks.direction={choice(['out', 'in', 'both'])}",
         f"walks.depth={choice([2, 3])}",
         f"walks.hub_degree={choice([5, 8, 'null'])}",
-        f"walks.bfs_mode={choice(['reached', 'maximal'])}",
+        f"walks.bfs_mode={choice(['reached', 'maximal', 'paths'])}",
         f"walks.max_per_signature={choice([1, 'null'])}",
         f"walks.max_per_root={choice([4, 'null'])}",
         "walks.random.walks_per_root=8",
@@ -80,11 +81,14 @@ def spec_of(overrides: list[str]) -> WalkSpec:
 
 
 @pytest.mark.parametrize("seed", range(60))
-def test_affected_roots_cover_every_root_whose_walks_change(seed):
+@pytest.mark.parametrize("bfs_mode", ["drawn", "paths"])
+def test_affected_roots_cover_every_root_whose_walks_change(seed, bfs_mode):
     rng = np.random.default_rng(seed)
     old = random_kg(rng)
     _, new = random_changes(rng, old)
     spec = spec_of(random_spec(rng))
+    if bfs_mode == "paths":  # walks along every relation path consult no node farther than reached BFS's
+        spec = replace(spec, kinds=tuple(dict.fromkeys(("bfs", *spec.kinds))), bfs_mode="paths")
     by_root = {}
     for name, triples in (("old", old), ("new", new)):
         t = tables_from(triples)

@@ -82,10 +82,12 @@ JOIN_SPECS = [
     WalkSpec(kinds=("bfs", "random"), direction="both", depth=3, hub_degree=6, walks_per_root=12, length=3),
     WalkSpec(kinds=("bfs",), direction="out", depth=3, hub_degree=None, max_per_signature=None, bfs_mode="maximal"),
     WalkSpec(kinds=("bfs", "random"), direction="in", depth=2, max_per_signature=1, max_per_root=3, walks_per_root=20),
+    WalkSpec(kinds=("bfs",), direction="both", depth=3, hub_degree=6, bfs_mode="paths"),
+    WalkSpec(kinds=("bfs",), direction="both", depth=3, hub_degree=6, bfs_mode="paths", max_per_signature=2),
 ]
 
 
-@pytest.mark.parametrize("spec", JOIN_SPECS, ids=["both-hubs", "out-maximal", "in-capped"])
+@pytest.mark.parametrize("spec", JOIN_SPECS, ids=["both-hubs", "out-maximal", "in-capped", "both-paths", "both-paths-2"])
 def test_join_engine_writes_the_same_walks_as_the_memory_engine(spark, spec):
     from kgwalk.walks.join_engine import join_walks
 

@@ -150,6 +150,51 @@ def test_maximal_mode_keeps_every_fact_of_the_reached_walks():
     assert not kept & prefixes
 
 
+def test_paths_mode_walks_a_relation_path_whose_ends_another_path_reached_first():
+    # X directed and wrote F; F's genre G is reached first through whichever relation sorts first,
+    # so `reached` has no "wrote, then genre" walk and a question asking it has no answer walk.
+    triples = [("X", "directed", "F"), ("X", "wrote", "F"), ("F", "genre", "G")]
+    reached = walks_of(triples, "X", direction="out", depth=2)
+    paths = walks_of(triples, "X", direction="out", depth=2, bfs_mode="paths")
+    first, second = sorted(["directed", "wrote"], key=hash64)
+    assert set(reached) == {("X", first, "F"), ("X", first, "F", "genre", "G")}
+    assert set(paths) == {("X", "directed", "F"), ("X", "wrote", "F"),
+                          ("X", "directed", "F", "genre", "G"), ("X", "wrote", "F", "genre", "G")}
+
+
+def test_paths_mode_never_revisits_a_node_and_caps_each_relation_path():
+    # A film with three actors, each in two more films: "films sharing an actor with M" is one
+    # relation path with six ends; no walk goes back to M or to an actor it came from.
+    triples = [("M", "starred", a) for a in ("a1", "a2", "a3")]
+    triples += [(f"F{a}{i}", "starred", a) for a in ("a1", "a2", "a3") for i in (1, 2)]
+    for cap, ends in ((1, 1), (2, 2), (None, 6)):
+        walks = walks_of(triples, "M", direction="both", depth=3, bfs_mode="paths", max_per_signature=cap)
+        assert all(len(set(w[::2])) == len(w[::2]) for w in walks)  # no node twice on a walk
+        shared = [w for w in walks if w[1::2] == ("starred", "starred^-1")]
+        assert len(shared) == ends and len({w[-1] for w in shared}) == ends
+        assert sorted(w for w in walks if len(w) == 3) == [("M", "starred", a) for a in ("a1", "a2", "a3")]
+
+
+def test_paths_mode_holds_every_reached_relation_path_on_a_real_sample():
+    """Every relation path a `reached` walk follows has a `paths` walk, and more; with no cap
+    every reached walk is itself a `paths` walk (a shortest path's prefixes are the first paths
+    to their nodes, so the first of their relation path too)."""
+    from kgwalk.kg.ingest import build_tables
+    from kgwalk.kg.readers import read_kg
+
+    tables = build_tables(read_kg(SAMPLE_KG), "sample")
+    graph = Graph.from_arrow(tables.edges, tables.entities, tables.relations, "both")
+
+    def relation_paths(walks):
+        return {(w["root"], tuple(w["rels"]), tuple(w["inverse"])) for w in walks}
+
+    reached = all_walks(graph, WalkSpec()).to_pylist()
+    paths = all_walks(graph, WalkSpec(bfs_mode="paths")).to_pylist()
+    assert relation_paths(reached) < relation_paths(paths)
+    uncapped = {w["walk_id"] for w in all_walks(graph, WalkSpec(bfs_mode="paths", max_per_signature=None)).to_pylist()}
+    assert {w["walk_id"] for w in all_walks(graph, WalkSpec(max_per_signature=None)).to_pylist()} <= uncapped
+
+
 def test_bounded_working_memory_gives_the_same_walks():
     """max_paths splits a BFS level into chunks (and random walkers into groups); the walks must
     not change, however small the bound."""
@@ -158,9 +203,10 @@ def test_bounded_working_memory_gives_the_same_walks():
 
     tables = build_tables(read_kg(SAMPLE_KG), "sample")
     graph = Graph.from_arrow(tables.edges, tables.entities, tables.relations, "both")
-    spec = WalkSpec(kinds=("bfs", "random"), walks_per_root=10)
-    expected = all_walks(graph, spec).sort_by("walk_id")
-    assert all_walks(graph, spec, roots_per_batch=64, max_paths=50).sort_by("walk_id").equals(expected)
+    for spec in (WalkSpec(kinds=("bfs", "random"), walks_per_root=10), WalkSpec(bfs_mode="paths"),
+                 WalkSpec(bfs_mode="paths", max_per_signature=2)):
+        expected = all_walks(graph, spec).sort_by("walk_id")
+        assert all_walks(graph, spec, roots_per_batch=64, max_paths=50).sort_by("walk_id").equals(expected)
 
 
 def test_bad_spec_is_a_clear_error():

@@ -72,8 +72,8 @@ def _pair_keys(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def answer_signatures(cfg: Config, examples: list[Example]) -> list[list[str]]:
-    """Per example, the signatures of BFS walks (every reached node, no caps, the corpus's
-    direction, depth and hub rule) from a topic that end at a gold answer."""
+    """Per example, the signatures of BFS walks (no caps; the corpus's direction, depth, hub rule
+    and bfs_mode, `maximal` read as `reached`) from a topic that end at a gold answer."""
     from kgwalk.storage import read_table
     from kgwalk.walks.engine import generate_walks
     from kgwalk.walks.graph import Graph
@@ -81,7 +81,7 @@ def answer_signatures(cfg: Config, examples: list[Example]) -> list[list[str]]:
 
     tables = {t: read_table(cfg.table(t), what="ingest") for t in ("edges", "entities", "relations")}
     graph = Graph.from_arrow(tables["edges"], tables["entities"], tables["relations"], cfg.walks.direction)
-    spec = replace(WalkSpec.from_conf(cfg.walks), kinds=("bfs",), bfs_mode="reached", max_per_signature=None, max_per_root=None)
+    spec = replace(WalkSpec.from_conf(cfg.walks), kinds=("bfs",), bfs_mode="paths" if cfg.walks.bfs_mode == "paths" else "reached", max_per_signature=None, max_per_root=None)
     rel_label = dict(zip(tables["relations"].column("id").to_pylist(), tables["relations"].column("label").to_pylist()))
     pairs = [(i, t, a) for i, ex in enumerate(examples) for t in ex.topics for a in ex.answers if a != t]
     example_of, topic, answer = (np.array(c, np.int64) for c in zip(*pairs)) if pairs else (np.empty(0, np.int64),) * 3

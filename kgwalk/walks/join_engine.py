@@ -93,7 +93,8 @@ def _finish(walks: DataFrame, kind: str, spec: WalkSpec, order: list) -> DataFra
 
 def bfs_walks(spark: SparkSession, roots: DataFrame, adj: DataFrame, spec: WalkSpec) -> DataFrame:
     """BFS walks of `roots` (column id) level by level: expand, drop reached nodes, keep the
-    canonically first path per (root, node), cap per signature."""
+    canonically first path per (root, node), cap per signature (bfs_mode `paths`: keep the first
+    path per (root, relation path, node) of the paths that revisit no node, as the walker does)."""
     paths = roots.select(
         F.col("id").alias("root"),
         F.col("id").alias("last"),
@@ -117,16 +118,23 @@ def bfs_walks(spark: SparkSession, roots: DataFrame, adj: DataFrame, spec: WalkS
             F.col("v_deg").alias("last_deg"),
         )
 
+    every_path = spec.bfs_mode == "paths"
     for t in range(1, spec.depth + 1):
         steps = paths.where(_passable("last_deg", spec, t)).join(_steps_from(adj, "last"), "last")
-        cand = extended(steps.join(visited, ["root", "v"], "left_anti"))
-        first = F.row_number().over(Window.partitionBy("root", "v").orderBy("key"))
+        if every_path:  # states: the first path per (root, relation path, end); a walk never revisits a node
+            cand = extended(steps.where(~F.array_contains("nodes", F.col("v"))))
+            state = ["root", "rels", "inverse", "v"]
+        else:  # the first path per (root, node) not reached before
+            cand = extended(steps.join(visited, ["root", "v"], "left_anti"))
+            state = ["root", "v"]
+        first = F.row_number().over(Window.partitionBy(*state).orderBy("key"))
         chosen = cand.withColumn("_first", first).where(F.col("_first") == 1).drop("_first").localCheckpoint()
         # a root's self-loops are facts of their own (walks of one step), though they reach no new node
         loops = extended(steps.where(F.col("v") == F.col("root"))).localCheckpoint() if t == 1 else None
         if chosen.isEmpty() and (loops is None or loops.isEmpty()):
             break
-        visited = visited.unionByName(chosen.select("root", "v")).localCheckpoint()
+        if not every_path:
+            visited = visited.unionByName(chosen.select("root", "v")).localCheckpoint()
         paths = chosen.withColumnRenamed("v", "last")
         kept = paths if loops is None else paths.unionByName(loops.withColumnRenamed("v", "last"))
         if spec.max_per_signature is not None and t >= 2:  # a root's own facts are never capped

@@ -20,7 +20,9 @@ class WalkSpec:
         it (the root itself always expands). None disables the rule.
     bfs_mode: `reached` keeps one walk per reached node (the paper's reference); `maximal` keeps
         only walks no other kept walk of the root extends (a prefix says nothing its extension
-        does not), applied after both caps.
+        does not), applied after both caps; `paths` keeps one walk per relation path a simple
+        walk can follow (up to max_per_signature), so a path whose ends other paths reached
+        first still has a walk, and every fact of the root is a 1-step walk.
     max_per_signature: BFS keeps at most this many walks of 2+ steps per (root, relation-path
         signature), the first in canonical order; 1-step walks (the root's own facts) are all
         kept. None disables the cap.

@@ -97,8 +97,9 @@ class Walker:
 
 
 class BFSWalker(Walker):
-    """One walk per node reached within `depth`: the root-to-node shortest path (Eq. 2), and one
-    per self-loop of the root (`A r A`: a fact no path to another node says).
+    """`reached` (the paper's): one walk per node reached within `depth`, the root-to-node
+    shortest path (Eq. 2), and one per self-loop of the root (`A r A`: a fact no path to another
+    node says). `paths`: one walk per relation path instead (see `_every_path`).
 
     Ties between equally short paths go to the first in canonical order: paths of a level are
     ordered by their adjacency positions (position at step 1, then at step 2, ...), which is the
@@ -109,6 +110,8 @@ class BFSWalker(Walker):
     kind = "bfs"
 
     def walk(self, graph: Graph, roots: np.ndarray, spec: WalkSpec, max_paths: int) -> WalkBlock:
+        if spec.bfs_mode == "paths":
+            return self._every_path(graph, roots, spec, max_paths)
         n, d = graph.num_nodes, spec.depth
         root_pos = np.arange(len(roots))  # which root (batch position) each path belongs to
         nodes = roots[:, None].astype(np.int64)
@@ -163,11 +166,81 @@ class BFSWalker(Walker):
             if t == 1:  # a self-loop leads nowhere new: the walks go on from the root's other facts
                 onward = nodes[:, 1] != nodes[:, 0]
                 nodes, rels, inverse, root_pos = nodes[onward], rels[onward], inverse[onward], root_pos[onward]
-        if not levels:
-            return empty_block(self.kind, d)
-        block = _concat(levels)
-        order = np.argsort(np.concatenate(level_root), kind="stable")  # root, then level, then canonical
-        return block.take(order)
+        return _by_root(self.kind, d, levels, level_root)
+
+    def _every_path(self, graph: Graph, roots: np.ndarray, spec: WalkSpec, max_paths: int) -> WalkBlock:
+        """bfs_mode `paths`: every relation path a simple walk of up to `depth` steps can follow
+        from the root gets a walk, not only the paths that first reach some node. In `reached`
+        mode a path whose ends were all reached first by other paths has none ("films written by
+        X" has no walk to a genre when X's films, reached first as "directed by X", claimed every
+        genre), so a question asking that path cannot be answered from the corpus.
+
+        A level's states are the canonically first path per (root, relation path, end node);
+        every state of a level expands to the next (a walk never revisits its own nodes). Kept:
+        every 1-step walk (the root's facts, self-loops included, two relations to one neighbour
+        both) and, from 2 steps, the first `max_per_signature` states per (root, relation path).
+        """
+        d, cap = spec.depth, spec.max_per_signature
+        root_pos = np.arange(len(roots))
+        nodes = roots[:, None].astype(np.int64)
+        rels = np.empty((len(roots), 0), np.int32)
+        inverse = np.empty((len(roots), 0), bool)
+        levels: list[WalkBlock] = []
+        level_root: list[np.ndarray] = []
+        for t in range(1, d + 1):
+            last = nodes[:, -1]
+            expandable = np.flatnonzero(_passable(graph, last, spec.hub_degree) | (t == 1))
+            # one walk per relation path at the last level: nothing expands its states, so the
+            # relation path alone tells them apart (with a larger cap, distinct ends must)
+            only_paths = t == d and t >= 2 and cap == 1
+            seen = np.empty(0, np.uint64)
+            parents, entries = [], []
+            for chunk in _chunks(expandable, graph.degree[last[expandable]], max_paths):
+                parent, entry = _expand(graph, last[chunk])
+                parent = chunk[parent]
+                step_to = graph.nbr[entry]
+                fresh = ~(nodes[parent] == step_to[:, None]).any(axis=1)
+                if t == 1:
+                    fresh |= step_to == last[parent]  # a self-loop is one of the root's facts
+                parent, entry, step_to = parent[fresh], entry[fresh], step_to[fresh]
+                path = row_hashes([root_pos[parent], *rels[parent].T, *inverse[parent].T, graph.rel[entry], graph.inverse[entry]])
+                if only_paths:  # a chunk's first path of each; the cap below keeps the first overall
+                    pick = np.flatnonzero(rank_within_groups(path) == 0)
+                else:  # chunks run in canonical order and see earlier chunks' states
+                    keys = fold64(path, step_to)
+                    pos = np.minimum(np.searchsorted(seen, keys), max(len(seen) - 1, 0))
+                    unseen = np.flatnonzero(seen[pos] != keys) if len(seen) else np.arange(len(keys))
+                    _, first = np.unique(keys[unseen], return_index=True)
+                    pick = unseen[np.sort(first)]
+                    seen = np.union1d(seen, keys[pick])
+                parents.append(parent[pick])
+                entries.append(entry[pick])
+            p, e = np.concatenate(parents), np.concatenate(entries)
+            if not len(p):
+                break
+            nodes = np.column_stack([nodes[p], graph.nbr[e]])
+            rels = np.column_stack([rels[p], graph.rel[e]])
+            inverse = np.column_stack([inverse[p], graph.inverse[e]])
+            root_pos = root_pos[p]
+            keep = np.ones(len(p), bool)
+            if cap is not None and t >= 2:  # a root's own facts are never capped
+                keep = rank_within_groups(row_hashes([root_pos, *rels.T, *inverse.T])) < cap
+            pad = d - t
+            levels.append(
+                WalkBlock(
+                    self.kind,
+                    np.pad(nodes[keep], ((0, 0), (0, pad)), constant_values=-1),
+                    np.pad(rels[keep], ((0, 0), (0, pad)), constant_values=-1),
+                    np.pad(inverse[keep], ((0, 0), (0, pad))),
+                    np.full(int(keep.sum()), t, np.int8),
+                    np.ones(int(keep.sum()), np.int32),
+                )
+            )
+            level_root.append(root_pos[keep])
+            if t == 1:
+                onward = nodes[:, 1] != nodes[:, 0]
+                nodes, rels, inverse, root_pos = nodes[onward], rels[onward], inverse[onward], root_pos[onward]
+        return _by_root(self.kind, d, levels, level_root)
 
 
 class RandomWalker(Walker):
@@ -238,6 +311,14 @@ def empty_block(kind: str, width: int) -> WalkBlock:
         np.empty(0, np.int8),
         np.empty(0, np.int32),
     )
+
+
+def _by_root(kind: str, depth: int, levels: list[WalkBlock], level_root: list[np.ndarray]) -> WalkBlock:
+    """BFS levels' rows in one block ordered by root, then level, then canonical order."""
+    if not levels:
+        return empty_block(kind, depth)
+    order = np.argsort(np.concatenate(level_root), kind="stable")
+    return _concat(levels).take(order)
 
 
 def _concat(blocks: list[WalkBlock]) -> WalkBlock:
