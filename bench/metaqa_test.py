@@ -58,20 +58,23 @@ def run_row(warehouse: Path, row: str, model: str) -> None:
     (warehouse / f"{name}.{row}.json").write_text(out)
 
 
-def tabulate(warehouse: Path) -> None:
+def tabulate(warehouse: Path, before: Path | None = None, before_label: str = "") -> None:
+    """Every model's rows in `warehouse`; with `before`, the rows of an earlier run's warehouse too,
+    each model's label followed by `before_label` (what that run's corpus or code differed in)."""
     body = ["| embed model | retrieval | questions | hops | topic recall | context recall@3 | answer-set recall "
             "| answer-set recall, multi-answer (n) | extractive Hits@1 | context chars | retrieval ms p50 / p99 |",
             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     summary = ["", "| embed model | retrieval | questions | context recall@3 (1/2/3) | answer-set recall, multi-answer (1/2/3) "
                "| extractive Hits@1 (1/2/3) | Hits@1 mean |", "|---|---|---|---|---|---|---:|"]
     corpora = []
-    for model, name in MODELS.items():
-        if not (warehouse / f"{name}.build.json").exists():
+    runs = [(warehouse, "")] + ([(before, f" {before_label}")] if before else [])
+    for (where, suffix), (model, name) in ((run, item) for item in MODELS.items() for run in runs):
+        if not (where / f"{name}.build.json").exists():
             continue
-        corpora.append(f"{model}: {json.loads((warehouse / f'{name}.build.json').read_text())['walks']:,} walks")
-        shown = f"{model} (prior encoder all-MiniLM-L6-v2)" if model == "static" else model
+        corpora.append(f"{model}{suffix}: {json.loads((where / f'{name}.build.json').read_text())['walks']:,} walks")
+        shown = (f"{model} (prior encoder all-MiniLM-L6-v2)" if model == "static" else model) + suffix
         for row, (label, _, plain) in ROWS.items():
-            path = warehouse / f"{name}.{row}.json"
+            path = where / f"{name}.{row}.json"
             if not path.exists():
                 continue
             scores = json.loads(path.read_text())
@@ -87,7 +90,7 @@ def tabulate(warehouse: Path) -> None:
     facts = [
         "- measured " + time.strftime("%Y-%m-%d") + f"; MetaQA **test**, reported once per configuration: the eval's deterministic sample of "
         f"{LIMIT:,} questions per hop count; plain = brackets dropped (as users type), bracketed = MetaQA's form",
-        f"- corpora ({'; '.join(corpora)}): the same walks (the sampled test questions' topic entities plus 4,000 random other roots), "
+        f"- corpora ({'; '.join(corpora)}): the walks of the same roots (the sampled test questions' topic entities plus 4,000 random other roots), "
         "verbalized with the defaults, embedded with the row's model, edge index; static's prior encoder (query.prior_encoder auto) is "
         "all-MiniLM-L6-v2; the path prior of the prior rows is fitted on the three dev files; the zero-shot rows use no labelled data; "
         "nothing was tuned on test",
@@ -111,6 +114,8 @@ def main() -> None:
     p.add_argument("--build", action="store_true")
     p.add_argument("--row", choices=list(ROWS))
     p.add_argument("--tabulate", action="store_true")
+    p.add_argument("--before", help="with --tabulate: an earlier run's warehouse, whose rows are shown too")
+    p.add_argument("--before-label", default="(before)", help="what the --before run differed in, after its model's name")
     args = p.parse_args()
     warehouse = Path(args.warehouse)
     if args.build:
@@ -118,7 +123,7 @@ def main() -> None:
     if args.row:
         run_row(warehouse, args.row, args.model)
     if args.tabulate:
-        tabulate(warehouse)
+        tabulate(warehouse, Path(args.before) if args.before else None, args.before_label)
 
 
 if __name__ == "__main__":

@@ -105,7 +105,7 @@ class WalksConf:
     direction: WalkDirection = "both"
     depth: int = 3
     hub_degree: int | None = 50
-    bfs_mode: BfsMode = "reached"
+    bfs_mode: BfsMode = "paths"
     max_per_signature: int | None = 1
     max_per_root: int | None = None
     seed: int = 42

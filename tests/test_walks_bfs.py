@@ -11,7 +11,9 @@ from conftest import SAMPLE_KG, graph_from, labelled_walks
 
 
 def walks_of(triples, root, **spec):
-    """Walks from `root` as token tuples: (node, rel, node, ...) with inverse relations as 'rel^-1'."""
+    """Walks from `root` as token tuples: (node, rel, node, ...) with inverse relations as 'rel^-1';
+    BFS as the paper's reference walks (bfs_mode `reached`) unless a test names a mode."""
+    spec.setdefault("bfs_mode", "reached")
     out = []
     for w in labelled_walks(triples, WalkSpec(**spec)):
         if w["node_labels"][0] != root:
@@ -137,7 +139,7 @@ def test_maximal_mode_keeps_every_fact_of_the_reached_walks():
 
     tables = build_tables(read_kg(SAMPLE_KG), "sample")
     graph = Graph.from_arrow(tables.edges, tables.entities, tables.relations, "both")
-    reached = all_walks(graph, WalkSpec()).to_pylist()
+    reached = all_walks(graph, WalkSpec(bfs_mode="reached")).to_pylist()
     maximal = all_walks(graph, WalkSpec(bfs_mode="maximal")).to_pylist()
 
     def path(w):
@@ -188,11 +190,11 @@ def test_paths_mode_holds_every_reached_relation_path_on_a_real_sample():
     def relation_paths(walks):
         return {(w["root"], tuple(w["rels"]), tuple(w["inverse"])) for w in walks}
 
-    reached = all_walks(graph, WalkSpec()).to_pylist()
+    reached = all_walks(graph, WalkSpec(bfs_mode="reached")).to_pylist()
     paths = all_walks(graph, WalkSpec(bfs_mode="paths")).to_pylist()
     assert relation_paths(reached) < relation_paths(paths)
     uncapped = {w["walk_id"] for w in all_walks(graph, WalkSpec(bfs_mode="paths", max_per_signature=None)).to_pylist()}
-    assert {w["walk_id"] for w in all_walks(graph, WalkSpec(max_per_signature=None)).to_pylist()} <= uncapped
+    assert {w["walk_id"] for w in all_walks(graph, WalkSpec(bfs_mode="reached", max_per_signature=None)).to_pylist()} <= uncapped
 
 
 def test_bounded_working_memory_gives_the_same_walks():
