@@ -21,13 +21,15 @@ from kgwalk.walks import Graph, WalkSpec, generate_walks
 
 HERE = Path(__file__).resolve().parent
 SPECS = [
-    ("BFS depth 3, no hub rule, no cap", dict(hub_degree=None, max_per_signature=None)),
-    ("BFS depth 3, hub 50, no cap", dict(max_per_signature=None)),
-    ("BFS depth 3, hub 50, m=4", dict(max_per_signature=4)),
-    ("BFS depth 3, hub 50, m=2", dict(max_per_signature=2)),
-    ("BFS depth 3, hub 50, m=1 (default)", dict(max_per_signature=1)),
-    ("BFS depth 3, hub 50, m=1, direction out (the paper)", dict(direction="out", max_per_signature=1)),
-    ("BFS depth 2, hub 50, no cap", dict(depth=2, max_per_signature=None)),
+    ("BFS reached, depth 3, no hub rule, no cap", dict(bfs_mode="reached", hub_degree=None, max_per_signature=None)),
+    ("BFS reached, depth 3, hub 50, no cap", dict(bfs_mode="reached", max_per_signature=None)),
+    ("BFS reached, depth 3, hub 50, m=4", dict(bfs_mode="reached", max_per_signature=4)),
+    ("BFS reached, depth 3, hub 50, m=2", dict(bfs_mode="reached", max_per_signature=2)),
+    ("BFS reached, depth 3, hub 50, m=1 (the default before)", dict(bfs_mode="reached", max_per_signature=1)),
+    ("BFS paths, depth 3, hub 50, m=2", dict(bfs_mode="paths", max_per_signature=2)),
+    ("BFS paths, depth 3, hub 50, m=1 (default)", dict(bfs_mode="paths", max_per_signature=1)),
+    ("BFS reached, depth 3, hub 50, m=1, direction out (the paper)", dict(bfs_mode="reached", direction="out", max_per_signature=1)),
+    ("BFS reached, depth 2, hub 50, no cap", dict(bfs_mode="reached", depth=2, max_per_signature=None)),
     ("random 60 x 3, hub 50 (unique)", dict(kinds=("random",))),
 ]
 
