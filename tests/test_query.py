@@ -108,9 +108,9 @@ def test_path_prior_reranks_walks_to_the_questions_relation_path(sample_corpus, 
     assert skipped == 2 and len(examples) == len(lines[::2])
     table = fit_path_prior(cfg, examples, plain.embedder, plain.lexicon, plain.prior_model)
     assert table.num_rows == len(examples) and set(table.column("encoder").to_pylist()) == {cfg.embed.model}
-    # BFS keeps one shortest path per reached answer: mostly the shared director, else a shared writer or actor
+    # every walk from the topic to an answer is an example's signature: the shared director always, a shared writer or actor too
     sigs = table.column("signatures").to_pylist()
-    assert sum("directed_by>|<directed_by" in s for s in sigs) >= 0.7 * len(sigs)
+    assert all("directed_by>|<directed_by" in s for s in sigs)
     write_table(cfg.table(PRIOR_TABLE), table)
     assert Retriever(cfg, embedder=plain.embedder).rerank == "paths"  # auto, once a prior is fitted
     reranked = Retriever(corpus.config(Path(cfg.warehouse), SAMPLE, ["query.rerank=paths", "query.rerank_weight=1.0"]),
@@ -124,10 +124,12 @@ def test_path_prior_reranks_walks_to_the_questions_relation_path(sample_corpus, 
         votes = reranked.prior.votes(reranked.embedder.encode([masked_question(q.text, reranked.lexicon.mentions(q.text))])[0])
         assert best.score == pytest.approx(best.cosine + 1.0 * votes.get(best.signature, 0.0))
         plain_hits += plain.retrieve(q.text).walks[0].end_node in q.answers
-        # the corpus can answer it: the topic has a shared-director walk (one BFS walk per reached
-        # node, so a film reached first through a shared actor or writer has none)
+        # the corpus can answer it: walks.bfs_mode paths gives every topic its shared-director walk
+        # (under `reached`, a film reached first through a shared actor or writer had none)
         answerable += any(w.signature == "directed_by>|<directed_by" for w in reranked.retrieve(q.text, k_nodes=1, k_walks=1000).walks)
-    assert reranked_hits >= answerable > plain_hits + 0.3 * len(held_out)
+    assert answerable == len(held_out)
+    # the prior's examples also vote for a shared writer or actor where the director wrote or acted
+    assert reranked_hits >= 0.85 * answerable and reranked_hits > plain_hits + 0.3 * len(held_out)
     plain.close()
     reranked.close()
     shutil.rmtree(cfg.table(PRIOR_TABLE))  # the module's other tests expect the paper's order under auto
