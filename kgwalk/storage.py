@@ -49,24 +49,39 @@ def table_version(path: str | Path, what: str = "") -> int:
 
 def read_version(path: str | Path, version: int, columns: list[str] | None = None) -> pa.Table:
     """One earlier version of a table (Delta time travel)."""
-    dt = open_table(path)
-    dt.load_as_version(version)  # not DeltaTable(path, version=...): that aborts the interpreter at exit
-    return dt.to_pyarrow_table(columns=columns)
+    return scan(path, version=version, columns=columns).read_all()
 
 
 def read_rows(path: str | Path, version: int, columns: list[str], key: str | None = None, values: Iterable[int] = ()) -> pa.Table:
     """One version of a table, or only its rows whose integer column `key` is among `values`,
-    filtered by delta-rs' own engine: only those rows reach Python, and pyarrow.dataset (which
-    imports pandas, a quarter of a second) is never loaded. Row order is not kept."""
-    dt = open_table(path)
-    dt.load_as_version(version)
+    filtered by delta-rs' own engine: only those rows reach Python."""
     predicate = None
     if key is not None:
         listed = ", ".join(str(int(v)) for v in values)
         predicate = f"{key} IN ({listed})" if listed else "false"
+    return scan(path, version=version, columns=columns, predicate=predicate).read_all()
+
+
+def scan(path: str | Path, *, version: int | None = None, columns: list[str] | None = None,
+         predicate: str | None = None, what: str = "") -> pa.RecordBatchReader:
+    """A table's rows (the current version, or `version`) as a stream of batches read by
+    delta-rs' own engine, `predicate` (SQL) applied there. Row order is not kept.
+
+    Every kgwalk read goes through here, never through pyarrow.dataset (`to_pyarrow_table`,
+    `to_pyarrow_dataset`): those reads run Arrow's I/O threads through delta-rs' Python filesystem
+    handler, and Arrow can still be tearing those threads down at interpreter exit, which aborts a
+    command that has succeeded ("terminate called without an active exception", SIGABRT: 2 of 12
+    `kgwalk status` runs on this machine). pyarrow.dataset also imports pandas, a quarter of a second.
+    """
+    dt = open_table(path, what)
+    if version is not None:
+        dt.load_as_version(version)  # not DeltaTable(path, version=...): that aborts the interpreter at exit
     # the RecordBatchReader, not pa.table(): that would import pandas to ask whether it got a DataFrame
-    table = pa.RecordBatchReader.from_stream(dt.scan(columns=columns, predicate=predicate)).read_all()
-    return table.cast(pa.schema([f.with_type(_VIEWLESS.get(f.type, f.type)) for f in table.schema]))
+    reader = pa.RecordBatchReader.from_stream(dt.scan(columns=columns, predicate=predicate))
+    schema = pa.schema([f.with_type(_VIEWLESS.get(f.type, f.type)) for f in reader.schema])
+    if schema == reader.schema:
+        return reader
+    return pa.RecordBatchReader.from_batches(schema, (batch.cast(schema) for batch in reader))
 
 
 # delta-rs' engine hands strings over as views; the rest of kgwalk reads them as plain Arrow strings
@@ -86,7 +101,7 @@ def open_table(path: str | Path, what: str = "") -> DeltaTable:
 
 def read_table(path: str | Path, columns: list[str] | None = None, what: str = "") -> pa.Table:
     """The table's current version as Arrow."""
-    return open_table(path, what).to_pyarrow_table(columns=columns)
+    return scan(path, columns=columns, what=what).read_all()
 
 
 def write_table(

@@ -22,7 +22,7 @@ from kgwalk.embed.pipeline import arrow_to_vectors
 from kgwalk.errors import KgwalkError
 from kgwalk.index.base import ROOT_FIELD, KeepsNodeSums
 from kgwalk.index.store import collection_names, open_store
-from kgwalk.storage import open_table, read_table
+from kgwalk.storage import read_table, scan
 from kgwalk.walks.labels import LabelLookup, load_labels
 
 PAYLOAD_COLUMNS = ["walk_id", "root"]
@@ -120,7 +120,7 @@ def build_index(cfg: Config, reflects: dict[str, int], progress: bool = True) ->
     meta = walk_meta(read_table(cfg.table("walks"), PAYLOAD_COLUMNS, what="walks"), read_table(cfg.table("texts"), ["walk_id", "text_id"], what="verbalize"))
     if not meta.num_rows:
         raise KgwalkError("no walks to index: the walks table is empty")
-    vectors = open_table(cfg.table("vectors"), what="embed").to_pyarrow_dataset()
+    vectors = scan(cfg.table("vectors"), what="embed")
     meta_ids = meta.column("walk_id").to_numpy()
     meta_roots = meta.column("root").to_numpy()
     meta_text_ids = meta.column("text_id").to_numpy()
@@ -131,7 +131,8 @@ def build_index(cfg: Config, reflects: dict[str, int], progress: bool = True) ->
         nodes_c, walks_c = collection_names(cfg)
         sums: NodeSums | None = None
         bar = tqdm(total=meta.num_rows, desc="index walks", unit="walk", disable=not progress)
-        for batch in vectors.to_batches(batch_size=cfg.index.upsert_batch):
+        batches = (read.slice(at, cfg.index.upsert_batch) for read in vectors for at in range(0, read.num_rows, cfg.index.upsert_batch))
+        for batch in batches:
             rows, vecs = matching_vectors(meta_ids, meta_text_ids, batch, taken)
             if not len(rows):
                 continue

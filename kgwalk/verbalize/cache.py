@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kgwalk.config import Config
-from kgwalk.storage import table_exists, write_table
+from kgwalk.storage import scan, table_exists, write_table
 
 CACHE_SCHEMA = pa.schema([("verbalizer_key", pa.int64()), ("key", pa.int64()), ("text", pa.string())])
 
@@ -37,9 +37,7 @@ class SentenceCache:
     def load(cls, path: str, verbalizer_key: int) -> SentenceCache:
         if not table_exists(path):
             return cls(np.empty(0, np.int64), pa.array([], pa.string()))
-        from deltalake import DeltaTable
-
-        rows = DeltaTable(path).to_pyarrow_table(columns=["key", "text"], filters=[("verbalizer_key", "=", verbalizer_key)])
+        rows = scan(path, columns=["key", "text"], predicate=f"verbalizer_key = {int(verbalizer_key)}").read_all()
         keys, first = np.unique(rows.column("key").to_numpy(), return_index=True)  # a key written twice: same text
         return cls(keys, rows.column("text").combine_chunks().take(pa.array(first)) if len(keys) else pa.array([], pa.string()))
 
