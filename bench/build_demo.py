@@ -21,6 +21,7 @@ from pathlib import Path
 from report import save_report
 
 BUILD = re.compile(r"^\[kgwalk\] build: .* in ([\d.]+) s \((.*)\);")
+WALKS = re.compile(r"^\[kgwalk\] walks: ([\d,]+) walks")
 
 
 def main() -> None:
@@ -37,10 +38,12 @@ def main() -> None:
         out = subprocess.run([kgwalk, "build", "--warehouse", str(warehouse), "--set", f"embed.model={model}"],
                              capture_output=True, text=True, check=True)
         seconds = time.perf_counter() - start
-        build = next(m for m in map(BUILD.match, (out.stdout + out.stderr).splitlines()) if m)
+        lines = (out.stdout + out.stderr).splitlines()
+        build = next(m for m in map(BUILD.match, lines) if m)
+        walks = next(m for m in map(WALKS.match, lines) if m).group(1)
         body.append(f"| {model} | {seconds:.1f} | {float(build.group(1)):.1f} | {build.group(2)} |")
         print(body[-1], flush=True)
-    facts = [f"- measured {time.strftime('%Y-%m-%d')}; `kgwalk build` of data/sample/metaqa_sample.txt (2,705 triples, 24,231 walks), "
+    facts = [f"- measured {time.strftime('%Y-%m-%d')}; `kgwalk build` of data/sample/metaqa_sample.txt (2,705 triples, {walks} walks), "
              "the default config but embed.model, each row a fresh warehouse",
              f"- load average at the end: {os.getloadavg()[0]:.1f} on 2 cores (above 2, other jobs shared the machine and the times are upper bounds)"]
     save_report("build_demo", "`make demo`'s build per embedder", facts, body)
