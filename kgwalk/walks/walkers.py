@@ -88,6 +88,44 @@ def _passable(graph: Graph, nodes: np.ndarray, hub_degree: int | None) -> np.nda
     return np.ones(len(nodes), bool) if hub_degree is None else graph.degree[nodes] <= hub_degree
 
 
+@dataclass
+class _Paths:
+    """A BFS level's paths, one row each: root_pos (which root of the batch), nodes (P, t+1) node
+    indices, rels and inverse (P, t)."""
+
+    root_pos: np.ndarray
+    nodes: np.ndarray
+    rels: np.ndarray
+    inverse: np.ndarray
+
+    @classmethod
+    def of_roots(cls, roots: np.ndarray) -> _Paths:
+        return cls(np.arange(len(roots)), roots[:, None].astype(np.int64), np.empty((len(roots), 0), np.int32), np.empty((len(roots), 0), bool))
+
+    def extend(self, graph: Graph, parent: np.ndarray, entry: np.ndarray) -> _Paths:
+        """Path `parent` followed by adjacency entry `entry`, per row."""
+        return _Paths(self.root_pos[parent], np.column_stack([self.nodes[parent], graph.nbr[entry]]),
+                      np.column_stack([self.rels[parent], graph.rel[entry]]), np.column_stack([self.inverse[parent], graph.inverse[entry]]))
+
+    def walks(self, kind: str, depth: int, cap: int | None) -> tuple[WalkBlock, np.ndarray]:
+        """The level's walks (at most `cap` per root and relation path from 2 steps: a root's own
+        facts are never capped), padded to `depth`, and their roots."""
+        t = self.rels.shape[1]
+        keep = np.ones(len(self.root_pos), bool)
+        if cap is not None and t >= 2:
+            keep = rank_within_groups(row_hashes([self.root_pos, *self.rels.T, *self.inverse.T])) < cap
+        pad, n = depth - t, int(keep.sum())
+        block = WalkBlock(kind, np.pad(self.nodes[keep], ((0, 0), (0, pad)), constant_values=-1),
+                          np.pad(self.rels[keep], ((0, 0), (0, pad)), constant_values=-1),
+                          np.pad(self.inverse[keep], ((0, 0), (0, pad))), np.full(n, t, np.int8), np.ones(n, np.int32))
+        return block, self.root_pos[keep]
+
+    def without_self_loops(self) -> _Paths:
+        """A root's self-loop is a fact of its own that leads nowhere new: walks go on from the others."""
+        onward = self.nodes[:, -1] != self.nodes[:, 0]
+        return _Paths(self.root_pos[onward], self.nodes[onward], self.rels[onward], self.inverse[onward])
+
+
 class Walker:
     kind: ClassVar[str]
 
@@ -113,15 +151,12 @@ class BFSWalker(Walker):
         if spec.bfs_mode == "paths":
             return self._every_path(graph, roots, spec, max_paths)
         n, d = graph.num_nodes, spec.depth
-        root_pos = np.arange(len(roots))  # which root (batch position) each path belongs to
-        nodes = roots[:, None].astype(np.int64)
-        rels = np.empty((len(roots), 0), np.int32)
-        inverse = np.empty((len(roots), 0), bool)
-        visited = np.sort(root_pos * n + roots)
+        paths = _Paths.of_roots(roots)
+        visited = np.sort(paths.root_pos * n + roots)
         levels: list[WalkBlock] = []
         level_root: list[np.ndarray] = []
         for t in range(1, d + 1):
-            last = nodes[:, -1]
+            last = paths.nodes[:, -1]
             expandable = np.flatnonzero(_passable(graph, last, spec.hub_degree) | (t == 1))
             parents, entries = [], []
             # Chunks run in canonical order and see earlier chunks' picks, so the first path to
@@ -129,7 +164,7 @@ class BFSWalker(Walker):
             for chunk in _chunks(expandable, graph.degree[last[expandable]], max_paths):
                 parent, entry = _expand(graph, last[chunk])
                 parent = chunk[parent]
-                keys = root_pos[parent] * n + graph.nbr[entry]
+                keys = paths.root_pos[parent] * n + graph.nbr[entry]
                 pos = np.minimum(np.searchsorted(visited, keys), len(visited) - 1)
                 fresh = np.flatnonzero(visited[pos] != keys)
                 _, first = np.unique(keys[fresh], return_index=True)
@@ -143,29 +178,12 @@ class BFSWalker(Walker):
             p, e = np.concatenate(parents), np.concatenate(entries)
             if not len(p):
                 break
-            nodes = np.column_stack([nodes[p], graph.nbr[e]])
-            rels = np.column_stack([rels[p], graph.rel[e]])
-            inverse = np.column_stack([inverse[p], graph.inverse[e]])
-            root_pos = root_pos[p]
-            keep = np.ones(len(p), bool)
-            if spec.max_per_signature is not None and t >= 2:  # a root's own facts are never capped
-                signature = row_hashes([root_pos, *rels.T, *inverse.T])
-                keep = rank_within_groups(signature) < spec.max_per_signature
-            pad = d - t
-            levels.append(
-                WalkBlock(
-                    self.kind,
-                    np.pad(nodes[keep], ((0, 0), (0, pad)), constant_values=-1),
-                    np.pad(rels[keep], ((0, 0), (0, pad)), constant_values=-1),
-                    np.pad(inverse[keep], ((0, 0), (0, pad))),
-                    np.full(int(keep.sum()), t, np.int8),
-                    np.ones(int(keep.sum()), np.int32),
-                )
-            )
-            level_root.append(root_pos[keep])
-            if t == 1:  # a self-loop leads nowhere new: the walks go on from the root's other facts
-                onward = nodes[:, 1] != nodes[:, 0]
-                nodes, rels, inverse, root_pos = nodes[onward], rels[onward], inverse[onward], root_pos[onward]
+            paths = paths.extend(graph, p, e)
+            block, block_roots = paths.walks(self.kind, d, spec.max_per_signature)
+            levels.append(block)
+            level_root.append(block_roots)
+            if t == 1:
+                paths = paths.without_self_loops()
         return _by_root(self.kind, d, levels, level_root)
 
     def _every_path(self, graph: Graph, roots: np.ndarray, spec: WalkSpec, max_paths: int) -> WalkBlock:
@@ -181,14 +199,11 @@ class BFSWalker(Walker):
         both) and, from 2 steps, the first `max_per_signature` states per (root, relation path).
         """
         d, cap = spec.depth, spec.max_per_signature
-        root_pos = np.arange(len(roots))
-        nodes = roots[:, None].astype(np.int64)
-        rels = np.empty((len(roots), 0), np.int32)
-        inverse = np.empty((len(roots), 0), bool)
+        paths = _Paths.of_roots(roots)
         levels: list[WalkBlock] = []
         level_root: list[np.ndarray] = []
         for t in range(1, d + 1):
-            last = nodes[:, -1]
+            last = paths.nodes[:, -1]
             expandable = np.flatnonzero(_passable(graph, last, spec.hub_degree) | (t == 1))
             # one walk per relation path at the last level: nothing expands its states, so the
             # relation path alone tells them apart (with a larger cap, distinct ends must)
@@ -199,12 +214,13 @@ class BFSWalker(Walker):
                 parent, entry = _expand(graph, last[chunk])
                 parent = chunk[parent]
                 step_to = graph.nbr[entry]
-                fresh = ~(nodes[parent] == step_to[:, None]).any(axis=1)
+                fresh = ~(paths.nodes[parent] == step_to[:, None]).any(axis=1)
                 if t == 1:
                     fresh |= step_to == last[parent]  # a self-loop is one of the root's facts
                 parent, entry, step_to = parent[fresh], entry[fresh], step_to[fresh]
-                path = row_hashes([root_pos[parent], *rels[parent].T, *inverse[parent].T, graph.rel[entry], graph.inverse[entry]])
-                if only_paths:  # a chunk's first path of each; the cap below keeps the first overall
+                path = row_hashes([paths.root_pos[parent], *paths.rels[parent].T, *paths.inverse[parent].T,
+                                   graph.rel[entry], graph.inverse[entry]])
+                if only_paths:  # a chunk's first path of each; the level's cap keeps the first overall
                     pick = np.flatnonzero(rank_within_groups(path) == 0)
                 else:  # chunks run in canonical order and see earlier chunks' states
                     keys = fold64(path, step_to)
@@ -218,28 +234,12 @@ class BFSWalker(Walker):
             p, e = np.concatenate(parents), np.concatenate(entries)
             if not len(p):
                 break
-            nodes = np.column_stack([nodes[p], graph.nbr[e]])
-            rels = np.column_stack([rels[p], graph.rel[e]])
-            inverse = np.column_stack([inverse[p], graph.inverse[e]])
-            root_pos = root_pos[p]
-            keep = np.ones(len(p), bool)
-            if cap is not None and t >= 2:  # a root's own facts are never capped
-                keep = rank_within_groups(row_hashes([root_pos, *rels.T, *inverse.T])) < cap
-            pad = d - t
-            levels.append(
-                WalkBlock(
-                    self.kind,
-                    np.pad(nodes[keep], ((0, 0), (0, pad)), constant_values=-1),
-                    np.pad(rels[keep], ((0, 0), (0, pad)), constant_values=-1),
-                    np.pad(inverse[keep], ((0, 0), (0, pad))),
-                    np.full(int(keep.sum()), t, np.int8),
-                    np.ones(int(keep.sum()), np.int32),
-                )
-            )
-            level_root.append(root_pos[keep])
+            paths = paths.extend(graph, p, e)
+            block, block_roots = paths.walks(self.kind, d, cap)
+            levels.append(block)
+            level_root.append(block_roots)
             if t == 1:
-                onward = nodes[:, 1] != nodes[:, 0]
-                nodes, rels, inverse, root_pos = nodes[onward], rels[onward], inverse[onward], root_pos[onward]
+                paths = paths.without_self_loops()
         return _by_root(self.kind, d, levels, level_root)
 
 
