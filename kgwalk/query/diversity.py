@@ -21,7 +21,7 @@ hold: kgwalk/query/answer_sets.py completes a shown walk's answer set from the K
 from __future__ import annotations
 
 from kgwalk.config import WalkDiversity
-from kgwalk.query.hits import WalkHit
+from kgwalk.query.hits import WalkHit, best_first
 
 
 def _extends(walk: WalkHit, shorter: WalkHit) -> bool:
@@ -40,7 +40,7 @@ def repeats(walk: WalkHit, chosen: list[WalkHit], diversity: WalkDiversity) -> b
 def select_walks(walks: list[WalkHit], k: int, diversity: WalkDiversity) -> list[WalkHit]:
     """The k walks a node shows, best score first: the best walks that repeat none chosen before
     them, topped up with the best passed-over ones where fewer than k remain."""
-    ranked = sorted(walks, key=lambda w: -w.score)
+    ranked = sorted(walks, key=best_first)
     if diversity == "none":
         return ranked[:k]
     chosen: list[WalkHit] = []
@@ -50,5 +50,5 @@ def select_walks(walks: list[WalkHit], k: int, diversity: WalkDiversity) -> list
             break
         (passed_over if repeats(walk, chosen, diversity) else chosen).append(walk)
     chosen += passed_over[: k - len(chosen)]
-    return sorted(chosen, key=lambda w: -w.score)
+    return sorted(chosen, key=best_first)
 

@@ -33,6 +33,13 @@ class WalkHit:
         return self.nodes[-1]
 
 
+def best_first(hit: WalkHit) -> tuple[float, int]:
+    """The order walks are ranked and shown in: best score first, equal scores by walk id, so a
+    question gets the same context from every build of the same corpus (a short sentence's vector
+    often ties with another's; the store returns ties in the order the build happened to write)."""
+    return (-hit.score, hit.walk_id)
+
+
 @dataclass
 class NodeHit:
     id: int
@@ -55,7 +62,7 @@ class Retrieval:
         """Every retrieved walk, best score first (ego mode: node by node, each as told)."""
         if self.mode == "ego":
             return [w for n in self.nodes for w in n.walks]
-        return sorted((w for n in self.nodes for w in n.walks), key=lambda w: -w.score)
+        return sorted((w for n in self.nodes for w in n.walks), key=best_first)
 
     def to_json(self) -> dict[str, Any]:
         return {"question": self.question, "nodes": [asdict(n) for n in self.nodes], "timings_ms": self.timings_ms}

@@ -30,7 +30,7 @@ from kgwalk.index.records import WalkRecords
 from kgwalk.index.store import VectorStore, collection_names, open_store
 from kgwalk.query.built_with import check_embed_model
 from kgwalk.query.diversity import select_walks
-from kgwalk.query.hits import NodeHit, RelationPath, Retrieval, WalkHit, walk_hit
+from kgwalk.query.hits import NodeHit, RelationPath, Retrieval, WalkHit, best_first, walk_hit
 
 if TYPE_CHECKING:
     from kgwalk.query.answer_sets import AnswerSets
@@ -270,7 +270,7 @@ class Retriever:
             walk_mode_fetch[node.id] = wide if when or any(node is t for t in choosing) else k_walks
             fetch = wide if ego else walk_mode_fetch[node.id]
             roots = [node.id, *self._alignment()[1].get(node.id, [])]  # an aligned entity's walks are its aliases' too
-            hits_of[node.id] = sorted((h for root in roots for h in self.store.search(self.walks_collection, q, fetch, root=root)), key=lambda h: -h.score)[:fetch]
+            hits_of[node.id] = sorted((h for root in roots for h in self.store.search(self.walks_collection, q, fetch, root=root)), key=lambda h: (-h.score, h.id))[:fetch]
         records = iter(self.records.lookup([h.id for node in nodes for h in hits_of[node.id]]))  # one lookup: each costs Arrow calls
         for node in nodes:
             node.walks = [walk_hit(h.score, next(records)) for h in hits_of[node.id]]
@@ -281,14 +281,14 @@ class Retriever:
             self._restrict_in_time(nodes, when.first, when.last)
         candidates = {}
         for node in nodes:
-            candidates[node.id] = sorted(node.walks, key=lambda w: -w.score)
+            candidates[node.id] = sorted(node.walks, key=best_first)
             fetched = candidates[node.id][: walk_mode_fetch[node.id]]
             node.walks = select_walks(fetched, k_walks, q_conf.diversity)  # kgwalk/query/diversity.py
         if q_conf.walk_budget is not None:
-            keep = {id(w) for w in sorted((w for n in nodes for w in n.walks), key=lambda w: -w.score)[: q_conf.walk_budget]}
+            keep = {id(w) for w in sorted((w for n in nodes for w in n.walks), key=best_first)[: q_conf.walk_budget]}
             for node in nodes:
                 node.walks = [w for w in node.walks if id(w) in keep]
-        best = max((w for walks in candidates.values() for w in walks), key=lambda w: w.score, default=None)
+        best = min((w for walks in candidates.values() for w in walks), key=best_first, default=None)
         lines = self._ego(nodes, candidates) if ego else []
         lap("rerank")
         if q_conf.also_chars:  # the shown walks' (ego: lines') complete answer sets, from the KG
