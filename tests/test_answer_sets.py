@@ -142,6 +142,19 @@ def test_an_ego_line_is_completed_by_the_path_from_the_root_that_reaches_it(sets
     assert by_node["Kismetdirected"].also == [] and by_node["Kismetstarred"].also == []
 
 
+def test_an_ego_graph_lists_its_best_walks_end_first(sets):
+    # One walk makes both lines (same score): the director's films, then their stars, which the
+    # question asks for. A budget with room for one list gives it to the walk's end.
+    dieterle = NodeHit(ident("Dieterle"), "Dieterle", 1.0)
+    candidates = [walk(0.9, "Dieterle", ("directed", False, "Kismet"), ("starred", False, "Colman"))]
+    routes = ego_contexts([dieterle], {dieterle.id: candidates}, 10_000, lambda relation, inverse: ("", ""))
+    assert [len(path) for _, _, path in routes] == [1, 2]  # shown root first
+    budget = len(" Also: Tennessee Johnson.")  # any one of the director's other films, or Muni, not both
+    name_answer_sets(routes, sets, budget)
+    films, stars = (h for h, _, _ in routes)
+    assert stars.also_labels == ["Muni"] and films.also == []
+
+
 @pytest.mark.parametrize("mode", ["walks", "ego"])
 def test_the_retriever_completes_each_shown_walks_answer_set(built, mode):
     folder, kg = built

@@ -93,7 +93,8 @@ def name_answer_sets(routes: list[tuple[WalkHit, int, RelationPath]], sets: Answ
     named = {n for hit, _, _ in routes for n in hit.nodes}
     spent = 0
     completed: set[tuple[int, RelationPath]] = set()
-    for hit, root, path in sorted(routes, key=lambda r: -r[0].score):
+    # the deepest first among equals: an ego-graph's lines of one walk share its score, and the answer is the walk's end
+    for hit, root, path in sorted(routes, key=lambda r: (-r[0].score, -len(r[2]))):
         if not path or (root, path) in completed or spent + len(ALSO) + 2 > max_chars:
             continue
         completed.add((root, path))
