@@ -33,6 +33,9 @@ ROWS = {  # row -> (label, settings, plain questions)
     "cosine_plain": ("the paper's cosine order (rerank none)", ["query.rerank=none"], True),
     "prior_plain": ("path prior fitted on dev (rerank paths)", ["query.rerank=paths"], True),
     "prior_bracketed": ("path prior fitted on dev (rerank paths)", ["query.rerank=paths"], False),
+    # what `kgwalk answer` puts in the prompt by default (answer.context ego): the same ranking, as ego-graph lines
+    "zero_shot_plain_ego": ("zero-shot (no labelled data: rerank synthetic), answer prompt's context (ego)", ["query.rerank=synthetic", "query.mode=ego"], True),
+    "prior_plain_ego": ("path prior fitted on dev (rerank paths), answer prompt's context (ego)", ["query.rerank=paths", "query.mode=ego"], True),
 }
 LIMIT = 1000
 
@@ -94,7 +97,9 @@ def tabulate(warehouse: Path, before: Path | None = None, before_label: str = ""
         "verbalized with the defaults, embedded with the row's model, edge index; static's prior encoder (query.prior_encoder auto) is "
         "all-MiniLM-L6-v2; the path prior of the prior rows is fitted on the three dev files; the zero-shot rows use no labelled data; "
         "nothing was tuned on test",
-        f"- defaults otherwise (git {kgwalk_commit()}): hybrid node search, k_nodes 3, k_walks 3, query.candidates 50, walk mode, "
+        f"- defaults otherwise (git {kgwalk_commit()}): hybrid node search, k_nodes 3, k_walks 3, query.candidates 50, walk mode (the retrieval API's; "
+        "the rows marked ego read the answer prompt's default context, answer.context ego: the top nodes' pruned ego-graphs, one line per node, "
+        "relation and direction, in as many characters as the walks take), "
         "query.diversity ends, query.also_chars 1000 (each shown walk followed by the other ends of its relation path: context chars are the "
         "answer prompt's walk lines with those lists), query.rerank_weight 2.0; the synthetic prior with centred cosines, step count "
         "(query.hop_weight 0.16, query.words_per_hop 1.75) and content words (query.synthetic_content_mix 0.5)",
