@@ -223,9 +223,6 @@ class QueryConf:
     # questions. A static embedder averages its tokens, so shared function words swamp the
     # relation words; tuned on MetaQA dev (bench/results/embed_quality_static.md)
     synthetic_content_mix: float = 0.5
-    # synthetic: a path's content words also name its relations by the KG's own names (the words a
-    # phrase map may leave out: "starred" for starred_actors); bench/results/relation_names.md
-    synthetic_relation_names: bool = True
     candidates: Count = 50  # walks fetched per node before reranking
     walk_budget: Count | None = None  # at most this many walks over all nodes, best first; None = k_nodes x k_walks
     max_question_chars: int = 2000

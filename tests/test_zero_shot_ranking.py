@@ -11,15 +11,7 @@ import pytest
 
 import corpus
 from kgwalk.query import Retriever
-from kgwalk.query.synthetic import (
-    SyntheticPrior,
-    content_words,
-    corpus_paths,
-    embed_cached,
-    expected_hops,
-    path_content_words,
-    path_questions,
-)
+from kgwalk.query.synthetic import SyntheticPrior, content_words, corpus_paths, embed_cached, expected_hops, path_questions
 from kgwalk.verbalize.template import TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
@@ -185,47 +177,6 @@ def test_the_path_match_mixes_in_the_content_words_of_both(tmp_path, monkeypatch
     assert best(0.5) == ("directed_by>", [question, "listed director"])
     with pytest.raises(Exception, match="synthetic_content_mix"):
         SyntheticPrior(paths, TemplateVerbalizer({}), Lookup(), "lookup", 0.02, words_per_hop=1.0, hop_weight=0.0, content_mix=1.5)
-
-
-def test_a_paths_content_words_name_its_relations_as_the_kg_does():
-    phrases = TemplateVerbalizer({"starred_actors": ["starred", "starred in"], "directed_by": ["was directed by", "directed"]})
-    _, from_topic = path_questions(["starred_actors"], [False], phrases)
-    assert path_content_words(from_topic, ["starred_actors"]) == "starred actors"  # the noun the phrase left out
-    _, two_steps = path_questions(["directed_by", "starred_actors"], [False, False], phrases)
-    assert path_content_words(two_steps, ["directed_by", "starred_actors"]) == "directed starred actors"  # each word once
-    assert path_content_words("E was released in what?", ["film.release_date"]) == "released release date"  # a dotted name's last part
-    # automatic phrases are made from the names: nothing to add
-    _, automatic = path_questions(["has_genre"], [False], TemplateVerbalizer({}))
-    assert path_content_words(automatic, ["has_genre"]) == content_words(automatic)
-
-
-def test_the_relation_names_find_the_noun_a_phrase_map_leaves_out(tmp_path, monkeypatch):
-    """The phrase map reads starred_actors as "starred"; "who acted in E" asks with "acted", which
-    (as MiniLM reads single words) is closer to "directed": the name's "actors" tells them apart."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    phrases = TemplateVerbalizer({"starred_actors": ["starred", "starred in"], "directed_by": ["was directed by", "directed"]})
-    paths = [(["directed_by"], [False]), (["starred_actors"], [False])]
-    question = "who acted in E"
-    vector_of = {question: [1.0, 0.0, 0.0], "acted": [0.0, 0.6, 0.8], "directed": [0.0, 0.8, 0.6], "starred": [0.0, 0.2, 0.98],
-                 "starred actors": [0.0, 0.55, 0.835]}
-    for p in paths:  # the whole questions tie
-        for reading in path_questions(*p, phrases):
-            vector_of[reading] = [0.6, 0.8, 0.0]
-
-    class Lookup:  # only the texts above: any other text is a KeyError
-        def encode(self, texts):
-            return np.array([vector_of[t] for t in texts], np.float32)
-
-    walks = [_Walk(signature(*p)) for p in paths]
-
-    def best(names: bool) -> str:
-        prior = SyntheticPrior(paths, phrases, Lookup(), f"lookup-{names}", 0.02, words_per_hop=1.0, hop_weight=0.0,
-                               content_mix=0.5, center=False, relation_names=names)
-        texts = SyntheticPrior.question_texts(question, 0.5)
-        return walks[int(np.argmax(prior.shares(question, Lookup().encode(texts), walks)))].signature
-
-    assert best(False) == "directed_by>"
-    assert best(True) == "starred_actors>"
 
 
 def _unit_rows(x: np.ndarray) -> np.ndarray:

@@ -26,9 +26,6 @@ Three corrections make the cosines tell paths apart (bench/results/zero_shot_ran
   what?" on their shared "who is E what" alone. The match is also read from the content words
   of both (function words and the placeholders left out: "listed director" to "directed"), and
   the two cosines mixed; the question's content words are encoded in the batch with the question.
-  A path's content words also name its relations by the KG's own names where its phrases leave
-  them out (query.synthetic_relation_names): the phrase map's "E starred what?" is "starred
-  actors", which "who acted in E" finds ("acted" alone reads closer to "directed").
 
 Measured on MetaQA dev (bench/results/zero_shot_ranking.md): either reading alone ranks the
 answer path first less often than the better of the two (the end-first one misses "what year
@@ -51,7 +48,6 @@ import pyarrow as pa
 from kgwalk.config import Config
 from kgwalk.embed.model import Embedder
 from kgwalk.errors import KgwalkError
-from kgwalk.kg.relations import relation_words
 from kgwalk.storage import user_cache
 from kgwalk.verbalize.template import TemplateVerbalizer
 from kgwalk.walks.graph import fold64
@@ -77,20 +73,6 @@ def content_words(text: str) -> str:
     names relations and types; the text itself where nothing is left."""
     words = [w for w in _WORD.findall(text) if w.lower() not in FUNCTION_WORDS and w.lower() != PLACEHOLDER]
     return " ".join(words) or text
-
-
-def path_content_words(question: str, rel_labels: list[str]) -> str:
-    """A path question's content words, then the content words of its relations' names that it
-    lacks, each word once: a phrase written for reading ("starred" for starred_actors) may drop the
-    noun a user asks with ("who acted in E": actors), and the KG's own name keeps it. With
-    automatic phrases (made from the names) nothing is added."""
-    words = content_words(question).split()
-    seen = {w.lower() for w in words}
-    for word in (w for label in rel_labels for w in relation_words(label)):
-        if word.lower() not in seen and word.lower() not in FUNCTION_WORDS:
-            seen.add(word.lower())
-            words.append(word)
-    return " ".join(words)
 
 
 def expected_hops(masked_question: str, words_per_hop: float) -> float:
@@ -183,7 +165,7 @@ class SyntheticPrior:
 
     def __init__(self, paths: list[tuple[list[str], list[bool]]], verbalizer: TemplateVerbalizer,
                  embedder: Embedder, model: str, temperature: float, *, words_per_hop: float, hop_weight: float,
-                 content_mix: float, center: bool = True, relation_names: bool = True) -> None:
+                 content_mix: float, center: bool = True) -> None:
         if temperature <= 0:
             raise KgwalkError(f"query.synthetic_temperature must be > 0, got {temperature}")
         if words_per_hop <= 0 or hop_weight < 0:
@@ -192,7 +174,6 @@ class SyntheticPrior:
             raise KgwalkError(f"query.synthetic_content_mix must be within [0, 1], got {content_mix}")
         self.verbalizer, self.embedder, self.temperature = verbalizer, embedder, temperature
         self.words_per_hop, self.hop_weight, self.content_mix = words_per_hop, hop_weight, content_mix
-        self.relation_names = relation_names
         self.questions = {signature(r, i): path_questions(r, i, verbalizer) for r, i in paths}
         # per form (the whole questions; their content words where mixed in): path -> (readings, dim)
         # vectors, and the mean path question the form's cosines are taken less (0: no centring)
@@ -201,20 +182,15 @@ class SyntheticPrior:
         self.centers: dict[str, np.ndarray | float] = dict.fromkeys(self.forms, 0.0)
         if self.questions:
             for form in self.forms:
-                texts = [t for sig in self.questions for t in self._texts(sig, form)]
+                texts = [self._form(q, form) for pair in self.questions.values() for q in pair]
                 vectors = embed_cached(embedder, model, texts)
                 self.vectors[form] = dict(zip(self.questions, vectors.reshape(len(self.questions), READINGS, -1)))
                 if center:
                     self.centers[form] = vectors.mean(axis=0)
 
-    def _texts(self, sig: str, form: str) -> list[str]:
-        """The path's questions in `form`: whole, or their content words (with its relations' names unless
-        query.synthetic_relation_names is off)."""
-        questions = self.questions[sig]
-        if form != "content":
-            return list(questions)
-        labels = _parse_signature(sig)[0] if self.relation_names else []
-        return [path_content_words(q, labels) for q in questions]
+    @staticmethod
+    def _form(text: str, form: str) -> str:
+        return content_words(text) if form == "content" else text
 
     @property
     def center(self) -> np.ndarray | float:
@@ -232,8 +208,7 @@ class SyntheticPrior:
         paths = read_corpus_paths(cfg.table("walks"), cfg.table("relations"))
         q = cfg.query
         return cls(paths, TemplateVerbalizer(cfg.verbalize.phrases), embedder, model, q.synthetic_temperature,
-                   words_per_hop=q.words_per_hop, hop_weight=q.hop_weight, content_mix=q.synthetic_content_mix, center=q.synthetic_center,
-                   relation_names=q.synthetic_relation_names)
+                   words_per_hop=q.words_per_hop, hop_weight=q.hop_weight, content_mix=q.synthetic_content_mix, center=q.synthetic_center)
 
     def _vectors_of(self, sigs: list[str], form: str) -> np.ndarray:
         """(paths, readings, dim): the vectors of each path's questions in `form`; a path the corpus did not have at load (a refresh
@@ -242,7 +217,7 @@ class SyntheticPrior:
         for sig in new:
             self.questions.setdefault(sig, path_questions(*_parse_signature(sig), self.verbalizer))
         if new:
-            texts = [t for sig in new for t in self._texts(sig, form)]
+            texts = [self._form(q, form) for sig in new for q in self.questions[sig]]
             vectors = _unit(self.embedder.encode(texts)).reshape(len(new), READINGS, -1)
             self.vectors[form].update(zip(new, vectors))
         return np.stack([self.vectors[form][s] for s in sigs])
