@@ -174,6 +174,45 @@ def test_a_refresh_does_not_copy_the_walks_base(tmp_path):
     store.close()
 
 
+def test_a_walks_base_is_sealed_and_a_refresh_delta_is_not(tmp_path):
+    """A base (a build's walks, a compaction's new base) is sealed into an immutable segment,
+    which Qdrant loads from disk instead of rebuilding its id map and root index in memory; a
+    refresh's delta stays appendable (it takes small writes). Reads are the same either way:
+    test_layered_walks_read_like_one_collection_through_refreshes_and_compactions."""
+    from qdrant_edge import EdgeShard
+
+    store = EdgeStore(tmp_path / "edge", compact_ratio=0.01)
+    rng = np.random.default_rng(4)
+    ids = np.arange(3000)
+
+    def indexed(shard_folder: str) -> tuple[int, int]:
+        shard = EdgeShard.load(str(tmp_path / "edge" / shard_folder))
+        info = shard.info()
+        shard.close()
+        return info.indexed_vectors_count, info.points_count
+
+    store.begin()
+    store.create("walks", 16, graph=False, hnsw_m=16)
+    store.upsert("walks", ids, _unit(rng, len(ids), 16), [{"root": int(i % 40)} for i in ids])
+    store.finish("walks")
+    store.commit()
+    built = store.layouts()["walks"].base
+    assert indexed(built) == (3000, 3000)
+    store.begin(copy=True)
+    store.upsert("walks", ids[:20], _unit(rng, 20, 16), [{"root": int(i % 40)} for i in ids[:20]])
+    store.finish("walks")
+    store.commit()
+    assert store.layouts()["walks"].base == built
+    assert indexed(f"{store.live_generation()}/walks") == (0, 20)
+    store.begin(copy=True)  # the delta passed compact_ratio: folded into a new base
+    store.upsert("walks", ids[20:25], _unit(rng, 5, 16), [{"root": 1} for _ in range(5)])
+    store.finish("walks")
+    store.commit()
+    compacted = store.layouts()["walks"].base
+    assert compacted != built and indexed(compacted) == (3000, 3000)
+    store.close()
+
+
 def test_node_sums_are_kept_exactly_across_refreshes_and_compactions(tmp_path):
     """Sums written by a build and by successive refreshes read back as the latest write of each
     root (zeros for roots never written or emptied), whatever generation and compaction."""

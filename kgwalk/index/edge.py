@@ -15,8 +15,9 @@
 Bulk writes. Points are handed to Qdrant with their vectors as memoryview slices (a Python list
 of floats costs ~4x more to build than Qdrant takes to store it), and each batch is applied on a
 writer thread (Qdrant releases the GIL) while the next batch is prepared. A collection without
-an HNSW graph is never converted by the optimizer (indexing_threshold 0): its one appendable
-segment is searched per root through the payload index just as fast (bench/results/index.md).
+an HNSW graph is searched per root through its payload index; `finish` seals a base written
+whole into an immutable segment that loads from disk on demand (kgwalk.index.qdrant_shards),
+a refresh's delta stays appendable.
 """
 
 from __future__ import annotations
@@ -153,7 +154,7 @@ class EdgeStore:
         self._require_writing()
         self._close(collection)
         datatype = "float32" if graph else self.vector_datatype  # see kgwalk.index.store: nodes stay exact
-        shard = create_shard(self.folder / self._gen() / collection, dim, graph, hnsw_m, datatype)
+        shard = create_shard(self.folder / self._gen() / collection, dim, "graph" if graph else "base", hnsw_m, datatype)
         self.layouts()[collection] = Layout(dim, graph, f"{self._gen()}/{collection}", 0, datatype=datatype)
         self._created.add(collection)
         self._sums.forget(collection)
@@ -220,7 +221,8 @@ class EdgeStore:
         self._sums.write(collection, roots, sums, walks)
 
     def finish(self, collection: str) -> None:
-        """Make the collection durable; build its HNSW graph where one is due. A refresh's few
+        """Make the collection durable; build its HNSW graph where one is due; seal a graphless
+        collection this writer created (a base, see kgwalk.index.qdrant_shards). A refresh's few
         changed nodes land unindexed beside the copied graph and are searched exactly (a scan);
         rebuilding the graph for them cost 12 s of a 0.1% refresh of a 390K-node index, so it
         waits until the unindexed points pass `_UNINDEXED_RATIO` of the collection."""

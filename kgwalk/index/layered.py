@@ -18,7 +18,7 @@ import numpy as np
 
 from kgwalk.index.base import ROOT_FIELD, Hit, order_records, point_ids, signed_id
 from kgwalk.index.generations import Layout, write_atomically
-from kgwalk.index.qdrant_shards import copy_shard, create_shard, load_shard, upsert_records
+from kgwalk.index.qdrant_shards import copy_shard, create_shard, load_shard, shard_config, upsert_records
 
 _RETRIEVE_BATCH = 1024
 _SCROLL_BATCH = 4096
@@ -154,7 +154,7 @@ def carry_over(folder: Path, live: str, generation: str, name: str, layout: Layo
     masked points copied) until they pass `compact_ratio` of it, then is compacted."""
     own, live_own = folder / generation / name, folder / live / name
     if layout.base == f"{live}/{name}":
-        create_shard(own, layout.dim, graph=False, hnsw_m=0, datatype=layout.datatype).close()
+        create_shard(own, layout.dim, "delta", hnsw_m=0, datatype=layout.datatype).close()
         write_atomically(masked_path(folder, generation, name), lambda f: np.save(f, _no_masked()))
         return Layout(layout.dim, False, layout.base, layout.base_points, datatype=layout.datatype)
     changed = layout.delta_points + layout.masked_points
@@ -171,7 +171,7 @@ def _compact(folder: Path, live: str, generation: str, name: str, layout: Layout
 
     own = folder / generation / name
     copy_shard(folder / layout.base, own)
-    merged = load_shard(own)
+    merged = load_shard(own, shard_config(layout.dim, "base", 0, layout.datatype))  # sealed by optimize(), like a build's
     masked = np.load(masked_path(folder, live, name))
     if len(masked):
         gone: list[Any] = point_ids(masked[:, 0])
