@@ -59,13 +59,30 @@ print(json.dumps({"load": load, "read": read, "p50": float(np.percentile(cold, 5
 """
 
 
-def _base(kg: Path) -> tuple[Path, int]:
+def _base(kg: Path) -> tuple[Path, int, str]:
     from kgwalk.index.edge import EdgeStore
 
     store = EdgeStore(kg / "qdrant")
     walks = next((name, layout) for name, layout in store.layouts().items() if not layout.graph)[1]
     store.close()
-    return kg / "qdrant" / walks.base, walks.dim
+    return kg / "qdrant" / walks.base, walks.dim, walks.datatype
+
+
+def _seal_seconds(shard: Path, dim: int, datatype: str, copy: Path) -> float:
+    import shutil
+
+    from kgwalk.index.qdrant_shards import copy_shard, load_shard, shard_config
+
+    shutil.rmtree(copy, ignore_errors=True)
+    copy_shard(shard, copy)
+    start = time.perf_counter()
+    base = load_shard(copy, shard_config(dim, "base", 0, datatype))
+    base.optimize()
+    base.flush()
+    base.close()
+    seconds = time.perf_counter() - start
+    shutil.rmtree(copy)
+    return seconds
 
 
 def main() -> None:
@@ -77,12 +94,13 @@ def main() -> None:
     from kgwalk.storage import read_table
 
     rows = []
+    sealed: dict[str, float] = {}
     scratch = Path("/tmp/kgwalk-walks-base")
     scratch.mkdir(exist_ok=True)
     for side in args.sides:
         label, folder = side.split("=", 1)
         kg = Path(folder)
-        shard, dim = _base(kg)
+        shard, dim, datatype = _base(kg)
         walks = read_table(str(kg / "walks"), ["walk_id", "root"])
         rng = np.random.default_rng(0)
         ids = rng.choice(walks.column("walk_id").to_numpy(), 10_000, replace=False)
@@ -96,6 +114,8 @@ def main() -> None:
             runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
         median = {k: float(np.median([r[k] for r in runs])) for k in ("load", "read", "p50", "p99", "warm_p50", "warm_p99", "close")}
         size = sum(f.stat().st_blocks * 512 for f in shard.rglob("*") if f.is_file())
+        if runs[0]["indexed"] == 0:  # what sealing this base costs (a copy, as a compaction seals)
+            sealed[label] = _seal_seconds(shard, dim, datatype, scratch / "copy")
         rows.append((label, runs[0]["points"], runs[0]["indexed"], size, median))
     body = [
         "| side | base points | sealed (indexed points) | load (s) | read 10K by id (s) | search in a root p50 / p99, first / again (ms) | close (s) | base MiB | bytes/point |",
@@ -104,6 +124,9 @@ def main() -> None:
     for label, points, indexed, size, m in rows:
         body.append(f"| {label} | {points:,} | {indexed:,} | {m['load']:.2f} | {m['read']:.2f} | {m['p50'] * 1000:.2f} / {m['p99'] * 1000:.2f}; {m['warm_p50'] * 1000:.2f} / {m['warm_p99'] * 1000:.2f} | "
                     f"{m['close']:.2f} | {size / 2**20:,.0f} | {size / max(points, 1):,.0f} |")
+    for label, seconds in sealed.items():
+        body.append(f"\nSealing a copy of the {label} base (load with the base config, `optimize`, flush): {seconds:.1f} s "
+                    f"({seconds / rows[[r[0] for r in rows].index(label)][1] * 1e6:.1f} µs a point).")
     facts = ["- sides: " + "; ".join(args.sides),
              f"- each figure the median of {args.repeats} fresh processes; searches: top 3 within each of {args.roots} random roots, first right after the load (pages not yet touched), then the same searches again",
              f"- measured {time.strftime('%Y-%m-%d')} at git {git_head(REPO)}"]
