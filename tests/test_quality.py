@@ -269,6 +269,13 @@ def test_walks_gate_on_arrow_as_refresh_uses_it(tmp_path):
     bad = pa.concat_tables([good.cast(WALKS_SCHEMA), pa.Table.from_pylist([walk(["a", "hub", "d"], ["r", "s"])], WALKS_SCHEMA)])
     with pytest.raises(QualityGateFailed, match=rf"walks: through_hub expect_column_values_to_be_in_set: 1 of {bad.num_rows} rows \(e.g. walk_id {hash64('a/hub/d')}\)"):
         gate_walks(cfg, bad)
+    # A refresh gates the walks it recomputed; the row count is the whole table's.
+    none = good.slice(0, 0)
+    assert gate_walks(cfg, none, table_rows=good.num_rows)[0].success
+    with pytest.raises(QualityGateFailed, match=r"walks: table expect_table_row_count_to_be_between: observed 0"):
+        gate_walks(cfg, none, table_rows=0)
+    with pytest.raises(QualityGateFailed, match=r"walks: through_hub expect_column_values_to_be_in_set: 1 of 1 rows"):
+        gate_walks(cfg, bad.slice(bad.num_rows - 1), table_rows=good.num_rows + 1)
 
 
 @pytest.mark.parametrize("n", [0, 1, 7, 5000])

@@ -268,3 +268,26 @@ def test_spark_walks_the_affected_roots_identically(baseline, tmp_path, spark):
     cfg, ops, expected = copy_of(baseline, tmp_path)
     run_refresh(cfg, str(as_file(ops, tmp_path, "pipe")), spark=spark)
     assert corpus(cfg) == expected
+
+
+def test_a_refresh_gates_every_walk_it_recomputes(baseline, tmp_path, monkeypatch):
+    """The walks gate of a refresh sees the walks it recomputed (the ones it keeps passed it
+    unchanged): one bad walk among them stops the refresh before the walks table changes."""
+    import kgwalk.stages.walks as walks_stage
+    from kgwalk.errors import QualityGateFailed
+    from kgwalk.storage import table_version
+
+    cfg, ops, _ = copy_of(baseline, tmp_path)
+    version = table_version(cfg.table("walks"))
+    recompute = walks_stage.walk_roots
+
+    def with_a_misshapen_walk(*args, **kwargs):
+        fresh = recompute(*args, **kwargs)
+        steps = fresh.column("steps").to_numpy().copy()
+        steps[-1] += 1  # its nodes no longer number steps + 1
+        return fresh.set_column(fresh.schema.get_field_index("steps"), "steps", pa.array(steps, fresh.schema.field("steps").type))
+
+    monkeypatch.setattr(walks_stage, "walk_roots", with_a_misshapen_walk)
+    with pytest.raises(QualityGateFailed, match=r"walks: .*shape_ok expect_column_values_to_be_in_set: 1 of [\d,]+ rows"):
+        run_refresh(cfg, str(write_pipe(tmp_path / "c.txt", ops)))
+    assert table_version(cfg.table("walks")) == version

@@ -92,7 +92,7 @@ def _write(path: Path, text: str) -> None:
     tmp.replace(path)
 
 
-def _weigh(result, summary: pa.Table, id_column: str) -> None:
+def _weigh(result, summary: pa.Table, id_column: str, table_rows: int | None = None) -> None:
     """Turn GX's verdicts on a summary's rows into verdicts on the rows it counts (in place)."""
     from kgwalk.quality.checks import FIRST, LAST, ROWS
 
@@ -114,18 +114,22 @@ def _weigh(result, summary: pa.Table, id_column: str) -> None:
             got.pop("partial_unexpected_counts", None)  # counted over summary rows: meaningless here
             r.success = share <= 1 - (kwargs.get("mostly") or 1.0)
         elif r.expectation_config.type == "expect_table_row_count_to_be_between":
-            got["observed_value"] = total
+            count = total if table_rows is None else table_rows
+            got["observed_value"] = count
             low, high = kwargs.get("min_value"), kwargs.get("max_value")
-            r.success = (low is None or total >= low) and (high is None or total <= high)
+            r.success = (low is None or count >= low) and (high is None or count <= high)
     result.success = all(r.success for r in result.results)
     result.statistics["successful_expectations"] = sum(r.success for r in result.results)
     result.statistics["unsuccessful_expectations"] = sum(not r.success for r in result.results)
     result.statistics["success_percent"] = 100 * result.statistics["successful_expectations"] / max(len(result.results), 1)
 
 
-def validate(name: str, frame: pa.Table | Any, suite, report_dir: Path, id_column: str | None = None, summary: bool = False) -> GateResult:
+def validate(name: str, frame: pa.Table | Any, suite, report_dir: Path, id_column: str | None = None, summary: bool = False,
+             *, table_rows: int | None = None) -> GateResult:
     """Validate one check frame (every row, or with `summary` a `checks.summarize` table) against
-    its suite and write its report; does not raise."""
+    its suite and write its report; does not raise. `table_rows` (a summary only): the rows of
+    the table the summarized rows belong to, for the row-count expectation, when they are part
+    of it."""
     from great_expectations.render.renderer import ValidationResultsPageRenderer
     from great_expectations.render.view import DefaultJinjaPageView
 
@@ -137,7 +141,7 @@ def validate(name: str, frame: pa.Table | Any, suite, report_dir: Path, id_colum
             raise ValueError(f"quality gate {name}: a summary frame needs its id_column")
         checked = frame.drop_columns([ROWS, FIRST, LAST])
         result = _batch(name, checked).validate(suite, result_format={"result_format": "COMPLETE"})
-        _weigh(result, frame, id_column)
+        _weigh(result, frame, id_column, table_rows)
     else:
         result_format = dict(RESULT_FORMAT, **({"unexpected_index_column_names": [id_column]} if id_column else {}))
         result = _batch(name, frame).validate(suite, result_format=result_format)

@@ -81,7 +81,7 @@ def _update(step: Step) -> None:
     if cfg.quality.gates:
         from kgwalk.quality import gate_walks
 
-        gate_walks(cfg, walks)
+        gate_walks(cfg, fresh, table_rows=walks.num_rows)  # the walks kept passed it unchanged
     crashpoint("walks.computed")
     version = write_table(cfg.table("walks"), walks, metadata=reflects)
     crashpoint("walks.written")
