@@ -291,3 +291,18 @@ def test_a_refresh_gates_every_walk_it_recomputes(baseline, tmp_path, monkeypatc
     with pytest.raises(QualityGateFailed, match=r"walks: .*shape_ok expect_column_values_to_be_in_set: 1 of [\d,]+ rows"):
         run_refresh(cfg, str(write_pipe(tmp_path / "c.txt", ops)))
     assert table_version(cfg.table("walks")) == version
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_matched_answers_both_memberships_like_two_isins(seed):
+    from kgwalk.stages.diff import isin, matched
+
+    rng = np.random.default_rng(seed)
+    pool = rng.integers(-(2**63), 2**63 - 1, 500, dtype=np.int64)
+    right = rng.choice(pool, 200, replace=False)  # keys unique within right
+    left = rng.choice(pool, 300)  # repeats allowed
+    chunked = pa.chunked_array([right[:70], right[70:]])
+    in_right, in_left = matched(pa.array(left), chunked)
+    assert in_right.tolist() == isin(left, right).tolist()
+    assert in_left.tolist() == isin(right, left).tolist()
+    assert in_left.any() and not in_left.all() and in_right.any() and not in_right.all()

@@ -32,8 +32,8 @@ class ChangeInput:
 @dataclass
 class Step:
     """One stage's run: the config, a Spark session where one was passed (else the stage starts
-    its own, or none), and for a refresh the report it fills, the change input and the state
-    table as it was before the step."""
+    its own, or none), and for a refresh the report it fills, the change input, the state
+    table as it was before the step and the refresh's memo shared by its steps."""
 
     cfg: Config
     stage: Stage[Any]
@@ -41,6 +41,7 @@ class Step:
     report: RefreshReport = field(default_factory=RefreshReport)
     change: ChangeInput | None = None
     state: dict[str, TableState] = field(default_factory=dict)
+    shared: dict[str, Any] = field(default_factory=dict)  # a refresh's memo of what several steps compute (kgwalk.stages.diff)
 
     def pending(self) -> dict[str, Any] | None:
         """What the stage's table will reflect after this update, or None when there is nothing

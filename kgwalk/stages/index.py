@@ -29,7 +29,7 @@ from kgwalk.index.base import KeepsNodeSums, VectorStore
 from kgwalk.index.build import IndexResult, NodeSums, matching_vectors, node_payloads, walk_payloads
 from kgwalk.index.store import collection_names, index_version, open_store
 from kgwalk.stages.base import Stage, Step, folder_bytes
-from kgwalk.stages.diff import isin, relabelled, text_pairs
+from kgwalk.stages.diff import isin, new_text_pairs, relabelled
 from kgwalk.stages.report import RefreshReport
 from kgwalk.state import record, versions
 from kgwalk.storage import open_table, read_table, read_version, table_files
@@ -108,7 +108,7 @@ def _update(step: Step) -> None:
         if live is not None and live not in (now, done):  # node sums are updated by difference: only from `done`
             raise KgwalkError(f"the live index reflects {live}, the state table says {done}: run `kgwalk index`")
         if live != now:
-            _apply(cfg, store, done, now, report)
+            _apply(cfg, store, done, now, report, step.shared)
     if live == now:  # a refresh killed after the index commit, before recording it
         report.skipped.append("index")
     else:
@@ -116,7 +116,7 @@ def _update(step: Step) -> None:
     record(cfg, "index", index_version(cfg), now)
 
 
-def _apply(cfg: Config, store: VectorStore, done: dict[str, Any], now: dict[str, int], report: RefreshReport) -> None:
+def _apply(cfg: Config, store: VectorStore, done: dict[str, Any], now: dict[str, int], report: RefreshReport, shared: dict[str, Any]) -> None:
     """Write the differences between the index at `done` and the tables at `now`, and commit.
 
     A walk point is its vector and its root (the walk id, a content hash, fixes the root), so
@@ -127,12 +127,11 @@ def _apply(cfg: Config, store: VectorStore, done: dict[str, Any], now: dict[str,
     walks = read_table(cfg.table("walks"), ["walk_id", "root"])
     texts = read_table(cfg.table("texts"), ["walk_id", "text_id"])
     old_walks = read_version(cfg.table("walks"), done["walks"], ["walk_id", "root"])
-    old_texts = read_version(cfg.table("texts"), done["texts"], ["walk_id", "text_id"])
     ids, roots = walks.column("walk_id").to_numpy(), walks.column("root").to_numpy()
     old_ids, old_roots = old_walks.column("walk_id").to_numpy(), old_walks.column("root").to_numpy()
 
     # The walks with a new text (a new walk, or a new text of a walk): their points are written.
-    fresh = texts.filter(pa.array(~isin(pa.array(text_pairs(texts)), text_pairs(old_texts)))).sort_by("walk_id")
+    fresh = new_text_pairs(cfg, done["texts"], shared).select(["walk_id", "text_id"]).sort_by("walk_id")
     fresh_ids = fresh.column("walk_id").to_numpy()
     fresh_rows = np.flatnonzero(isin(walks.column("walk_id"), fresh_ids))
     fresh_rows = fresh_rows[np.argsort(ids[fresh_rows])]  # walk rows in the order of `fresh`

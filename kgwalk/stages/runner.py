@@ -118,9 +118,10 @@ class Runner:
                     hint = " (or set the model it was built with: embed.model's default is auto, static on a CPU)" if stage.name == "vectors" else ""
                     raise KgwalkError(f"{stage.name} settings changed since the corpus was built: refresh recomputes only changes; "
                                       f"run `kgwalk build`{hint}")
+            shared: dict[str, Any] = {}
             for stage in self.stages:
                 start = time.perf_counter()
-                stage.update(Step(cfg, stage, self.spark, report, change, read_state(cfg)))
+                stage.update(Step(cfg, stage, self.spark, report, change, read_state(cfg), shared))
                 report.seconds[stage.name] = time.perf_counter() - start
                 crashpoint(f"{stage.name}.done")
         return report

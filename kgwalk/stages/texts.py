@@ -3,6 +3,8 @@ new or mention a relabelled entity or relation, in this process (refresh)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -10,7 +12,7 @@ import pyarrow as pa
 from kgwalk.config import Config
 from kgwalk.faults import crashpoint
 from kgwalk.stages.base import Stage, Step
-from kgwalk.stages.diff import isin, mentions, relabelled
+from kgwalk.stages.diff import isin, matched, mentions, relabelled
 from kgwalk.state import record
 from kgwalk.storage import read_table, read_version, write_table
 
@@ -43,9 +45,10 @@ def _update(step: Step) -> None:
     cfg = step.cfg
     done, base = step.state["texts"].reflects, step.state["texts"].version
     walks = read_table(cfg.table("walks"), WALK_COLUMNS)
-    old_ids = read_version(cfg.table("walks"), done["walks"], ["walk_id"]).column("walk_id").to_numpy()
-    redo = ~isin(walks.column("walk_id"), old_ids)
-    redo |= mentions(walks, relabelled(cfg, "entities", done["entities"]), relabelled(cfg, "relations", done["relations"]))
+    old = read_version(cfg.table("texts"), base)
+    # a walk id is a content hash: a walk with a sentence in `old` is unchanged
+    has_walk, has_text = matched(old.column("walk_id"), walks.column("walk_id"))
+    redo = ~has_text | mentions(walks, relabelled(cfg, "entities", done["entities"]), relabelled(cfg, "relations", done["relations"]))
     todo = walks.filter(pa.array(redo))
     cache, sink = open_cache(cfg)
     parts: list[pa.Table] = []
@@ -54,14 +57,23 @@ def _update(step: Step) -> None:
         batch = cfg.verbalize.batch_size
         parts = [sink(verbalization(todo.slice(i, batch))) for i in range(0, todo.num_rows, batch)]
     sink.flush()
-    old = read_version(cfg.table("texts"), base)
-    keep = isin(old.column("walk_id"), walks.column("walk_id").to_numpy()) & ~isin(old.column("walk_id"), todo.column("walk_id").to_numpy())
-    texts = pa.concat_tables([old.filter(pa.array(keep)), *parts])
+    keep = has_walk & ~isin(old.column("walk_id"), todo.column("walk_id").to_numpy())
+
+    # Batch by batch, never the whole table at once: a copy of the 7M kept sentences of the
+    # 1M-edge KG costs seconds of fresh memory; a batch's copy is freed before the next.
+    def batches_with_keep() -> Iterator[tuple[pa.RecordBatch, pa.Array]]:
+        at = 0
+        for batch in old.to_batches():
+            yield batch, pa.array(keep[at : at + batch.num_rows])
+            at += batch.num_rows
+
     if cfg.quality.gates:
         from kgwalk.quality import gate_texts, summarize, text_checks
 
-        gate_texts(cfg, [summarize(text_checks(texts), "walk_id")])
-    version = write_table(cfg.table("texts"), texts.cast(TEXTS_SCHEMA), metadata=reflects)
+        kept = [summarize(text_checks(batch).filter(mask), "walk_id") for batch, mask in batches_with_keep()]
+        gate_texts(cfg, kept + [summarize(text_checks(part), "walk_id") for part in parts])
+    rows = (b.cast(TEXTS_SCHEMA) for b in chain((batch.filter(mask) for batch, mask in batches_with_keep()), *(part.to_batches() for part in parts)))
+    version = write_table(cfg.table("texts"), rows, schema=TEXTS_SCHEMA, metadata=reflects)
     crashpoint("texts.written")
     record(cfg, "texts", version, reflects)
     step.report.verbalized = todo.num_rows

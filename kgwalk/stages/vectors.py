@@ -8,9 +8,9 @@ import pyarrow as pa
 from kgwalk.embed.common import vector_settings
 from kgwalk.faults import crashpoint
 from kgwalk.stages.base import Stage, Step
-from kgwalk.stages.diff import isin, text_pairs
+from kgwalk.stages.diff import new_text_pairs
 from kgwalk.state import record
-from kgwalk.storage import read_table, read_version, table_version, write_table
+from kgwalk.storage import table_version, write_table
 
 
 def _build(step: Step) -> int:
@@ -30,9 +30,7 @@ def _update(step: Step) -> None:
         return
     cfg = step.cfg
     done = step.state["vectors"].reflects
-    texts = read_table(cfg.table("texts"), ["walk_id", "text", "text_id"])
-    old = read_version(cfg.table("texts"), done["texts"], ["walk_id", "text_id"])
-    todo = texts.filter(pa.array(~isin(pa.array(text_pairs(texts)), text_pairs(old))))
+    todo = new_text_pairs(cfg, done["texts"], step.shared)
     if todo.num_rows:
         embedder = embedder_from_conf(cfg.embed)
         rows = block_rows(cfg.embed)
