@@ -56,6 +56,8 @@ class EdgeStore:
         self._sums = NodeSumFiles(self.folder, compact_ratio)
         self._writer: ThreadPoolExecutor | None = None
         self._pending: Future[Any] | None = None  # the batch of points the writer thread is applying
+        self._sealer: ThreadPoolExecutor | None = None
+        self._sealing: dict[str, Future[Any]] = {}  # collection: its base being sealed (see finish)
         self._open: dict[str, LayeredCollection] = {}
         self._written: dict[str, int] = {}  # collection: points upserted or deleted by this writer
         self._created: set[str] = set()  # collections this writer created (a build): indexed whole at finish
@@ -127,11 +129,20 @@ class EdgeStore:
         return Layout(layout.dim, True, f"{gen}/{name}", layout.base_points, sums_base=layout.sums_base,
                       sums_base_rows=layout.sums_base_rows, datatype=layout.datatype, unindexed_points=layout.unindexed_points)
 
-    def _wait(self) -> None:
-        """Let the writer thread finish its batch (raising its error): before any other access."""
-        if self._pending is not None:
-            pending, self._pending = self._pending, None
-            pending.result()
+    def _wait(self, sealing: str | None = None) -> None:
+        """Let the writer thread finish its batch (raising its error): before any other access;
+        with `sealing`, that collection's sealing too ("*": every collection's)."""
+        futures = [] if self._pending is None else [self._pending]
+        futures += [self._sealing.pop(n) for n in list(self._sealing) if sealing in (n, "*")]
+        self._pending = None
+        errors = []
+        for future in futures:  # every one, even after an error: a shard is not closed under a thread using it
+            try:
+                future.result()
+            except Exception as e:  # noqa: PERF203 - at most a handful
+                errors.append(e)
+        if errors:
+            raise errors[0]
 
     def describe(self) -> str:
         """One line on the live generation's collections, for `kgwalk status`."""
@@ -161,7 +172,7 @@ class EdgeStore:
         self._open[collection] = LayeredCollection.plain(shard)
 
     def _collection(self, name: str) -> LayeredCollection:
-        self._wait()
+        self._wait(sealing=name)
         if name not in self._open:
             layout = self.layouts().get(name)
             if layout is None:
@@ -229,6 +240,15 @@ class EdgeStore:
         shard = self._collection(collection).writable  # after the writer thread's last batch
         layout = self.layouts()[collection]
         layout.unindexed_points += self._written.pop(collection, 0)
+        if not layout.graph and collection in self._created:
+            # Sealing a base holds no GIL and takes minutes at scale (7.5 us a point): it runs on its
+            # own thread while the caller goes on (a build writes the node collection meanwhile)
+            # and is waited for before the collection is touched again, and at commit.
+            if self._sealer is None:
+                self._sealer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kgwalk-index-sealer")
+            self._sealing[collection] = self._sealer.submit(lambda: (shard.optimize(), shard.flush()))
+            layout.unindexed_points = 0
+            return
         if not layout.graph or collection in self._created or layout.unindexed_points > _UNINDEXED_RATIO * max(layout.base_points, _UNINDEXED_MIN):
             shard.optimize()
             layout.unindexed_points = 0
@@ -236,7 +256,7 @@ class EdgeStore:
 
     def commit(self, reflects: dict[str, Any] | None = None) -> None:
         self._require_writing()
-        self._wait()
+        self._wait(sealing="*")
         gen = self._gen()
         layouts = self.layouts()
         for name, c in self._open.items():
@@ -280,10 +300,11 @@ class EdgeStore:
 
     def close(self) -> None:
         try:
-            self._wait()
+            self._wait(sealing="*")
         finally:
             for name in list(self._open):
                 self._close(name)
-            if self._writer is not None:
-                self._writer.shutdown()
-                self._writer = None
+            for executor in (self._writer, self._sealer):
+                if executor is not None:
+                    executor.shutdown()
+            self._writer = self._sealer = None
