@@ -1,0 +1,69 @@
+"""`kgwalk query` from the shell on an index built by another checkout (an appendable walks base)
+and by this one (a sealed base): what opening the walks shard costs a one-shot query.
+
+    .venv/bin/python bench/cli_sealed.py --warehouse /tmp/mq --name metaqa --baseline-src /tmp/kgwalk-base [--rounds 2] [--runs 5]
+
+The warehouse must hold a built KG. Each round rebuilds the index with `kgwalk index` from the
+baseline's source, times --runs CLI queries (this checkout's CLI, after one untimed query), then
+the same with this checkout's index; questions alternate. Writes bench/results/cli_sealed.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from report import git_head, save_report
+
+REPO = Path(__file__).resolve().parent.parent
+QUESTIONS = ["what films did Emir Kusturica star in", "the director of Kismet is also the director of which movies"]
+PHASES = re.compile(r"^ms: (.*)$", re.M)
+
+
+def kgwalk(args: list[str], src: Path | None = None) -> str:
+    env = dict(os.environ, PYTHONPATH=str(src)) if src else dict(os.environ)
+    done = subprocess.run([sys.executable, "-m", "kgwalk.cli", *args], capture_output=True, text=True, env=env, check=True,
+                          cwd=src or REPO)
+    return done.stdout + done.stderr
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--warehouse", required=True)
+    ap.add_argument("--name", default="metaqa")
+    ap.add_argument("--baseline-src", type=Path, required=True)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--runs", type=int, default=5)
+    args = ap.parse_args()
+    where = ["--warehouse", args.warehouse, "--name", args.name]
+    seconds: dict[str, list[float]] = {"baseline": [], "candidate": []}
+    walk_ms: dict[str, list[float]] = {"baseline": [], "candidate": []}
+    for _ in range(args.rounds):
+        for side, src in (("baseline", args.baseline_src), ("candidate", None)):
+            kgwalk(["index", *where], src)
+            kgwalk(["query", QUESTIONS[0], *where])  # untimed: file cache, model load paths
+            for i in range(args.runs):
+                start = time.perf_counter()
+                out = kgwalk(["query", QUESTIONS[i % 2], *where])
+                seconds[side].append(time.perf_counter() - start)
+                phases = dict(p.rsplit(" ", 1) for p in PHASES.search(out).group(1).split(", "))
+                walk_ms[side].append(float(phases["walk_search"]))
+    body = ["| index built by | median s (end to end) | min s | max s | median walk_search ms (opens the walks shard) |",
+            "|---|---:|---:|---:|---:|"]
+    for side, label in (("baseline", f"baseline ({git_head(args.baseline_src)}): appendable walks base"), ("candidate", f"this checkout ({git_head(REPO)}): sealed walks base")):
+        t = seconds[side]
+        body.append(f"| {label} | {statistics.median(t):.2f} | {min(t):.2f} | {max(t):.2f} | {statistics.median(walk_ms[side]):.0f} |")
+    facts = [f"- KG: {args.warehouse}/{args.name}; {args.rounds} rounds, each rebuilding the index with either side's `kgwalk index` and timing {args.runs} queries of this checkout's CLI (after one untimed query), questions alternating: "
+             + "; ".join(QUESTIONS),
+             f"- measured {time.strftime('%Y-%m-%d')}"]
+    save_report("cli_sealed", "`kgwalk query` from the shell: appendable vs sealed walks base", facts, body)
+
+
+if __name__ == "__main__":
+    main()
