@@ -11,26 +11,23 @@ the same with this checkout's index; questions alternate. Writes bench/results/c
 from __future__ import annotations
 
 import argparse
-import os
-import re
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from query_cli import cli, phase_ms, source_env
 from report import git_head, save_report
 
 REPO = Path(__file__).resolve().parent.parent
 QUESTIONS = ["what films did Emir Kusturica star in", "the director of Kismet is also the director of which movies"]
-PHASES = re.compile(r"^ms: (.*)$", re.M)
 
 
-def kgwalk(args: list[str], src: Path | None = None) -> str:
-    env = dict(os.environ, PYTHONPATH=str(src)) if src else dict(os.environ)
-    done = subprocess.run([sys.executable, "-m", "kgwalk.cli", *args], capture_output=True, text=True, env=env, check=True,
-                          cwd=src or REPO)
-    return done.stdout + done.stderr
+def build_index(source: Path, warehouse: str, name: str) -> None:
+    """`kgwalk index` with the kgwalk package of `source`."""
+    subprocess.run([sys.executable, "-m", "kgwalk.cli", "index", "--warehouse", warehouse, "--name", name],
+                   check=True, capture_output=True, text=True, cwd=source, env=source_env(source))
 
 
 def main() -> None:
@@ -41,19 +38,17 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--runs", type=int, default=5)
     args = ap.parse_args()
-    where = ["--warehouse", args.warehouse, "--name", args.name]
     seconds: dict[str, list[float]] = {"baseline": [], "candidate": []}
     walk_ms: dict[str, list[float]] = {"baseline": [], "candidate": []}
     for _ in range(args.rounds):
-        for side, src in (("baseline", args.baseline_src), ("candidate", None)):
-            kgwalk(["index", *where], src)
-            kgwalk(["query", QUESTIONS[0], *where])  # untimed: file cache, model load paths
+        for side, src in (("baseline", args.baseline_src), ("candidate", REPO)):
+            build_index(src, args.warehouse, args.name)
+            cli(REPO, args.warehouse, args.name, [], QUESTIONS[0])  # untimed: file cache, model load paths
             for i in range(args.runs):
                 start = time.perf_counter()
-                out = kgwalk(["query", QUESTIONS[i % 2], *where])
+                done = cli(REPO, args.warehouse, args.name, [], QUESTIONS[i % 2])
                 seconds[side].append(time.perf_counter() - start)
-                phases = dict(p.rsplit(" ", 1) for p in PHASES.search(out).group(1).split(", "))
-                walk_ms[side].append(float(phases["walk_search"]))
+                walk_ms[side].append(phase_ms(done.stdout + done.stderr)["walk_search"])
     body = ["| index built by | median s (end to end) | min s | max s | median walk_search ms (opens the walks shard) |",
             "|---|---:|---:|---:|---:|"]
     for side, label in (("baseline", f"baseline ({git_head(args.baseline_src)}): appendable walks base"), ("candidate", f"this checkout ({git_head(REPO)}): sealed walks base")):
