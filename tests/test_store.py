@@ -213,6 +213,46 @@ def test_a_walks_base_is_sealed_and_a_refresh_delta_is_not(tmp_path):
     store.close()
 
 
+def test_a_refresh_indexes_its_changed_nodes_beside_the_graph_instead_of_rebuilding_it(tmp_path):
+    """Once a refresh's changed node points pass the unindexed share, they get an HNSW segment of
+    their own, and the build's graph is kept with the points they replace marked deleted: Qdrant's
+    defaults merged everything into a rebuilt graph (bench/results/node_updates.md). Every point is
+    still found by its current vector."""
+    from qdrant_edge import EdgeShard
+
+    store = EdgeStore(tmp_path / "edge")
+    rng = np.random.default_rng(5)
+    ids, dim = np.arange(24_000), 256
+
+    def segments() -> int:
+        shard = EdgeShard.load(str(tmp_path / "edge" / store.layouts()["nodes"].base))
+        count = shard.info().segments_count
+        shard.close()
+        return count
+
+    vectors = _unit(rng, len(ids), dim)
+    store.begin()
+    store.create("nodes", dim, graph=True, hnsw_m=16)
+    store.upsert("nodes", ids, vectors, [{"id": int(i)} for i in ids])
+    store.finish("nodes")
+    store.commit()
+    built = segments()
+    # past the 10,000 points (10% of at least 100K) left unindexed and the 10 MB below which Qdrant
+    # never indexes a segment; under half of the nodes (past it, the old graph is rebuilt anyway)
+    changed = rng.choice(ids, 11_000, replace=False)
+    vectors[changed] = _unit(rng, len(changed), dim)
+    store.begin(copy=True)
+    store.upsert("nodes", changed, vectors[changed], [{"id": int(i)} for i in changed])
+    store.finish("nodes")
+    store.commit()
+    assert store.layouts()["nodes"].unindexed_points == 0
+    assert segments() == built + 1
+    assert store.count("nodes") == len(ids)
+    for i in [*changed[:20], *np.setdiff1d(ids, changed)[:20]]:
+        assert store.search("nodes", vectors[i], 1)[0].id == i
+    store.close()
+
+
 def test_node_sums_are_kept_exactly_across_refreshes_and_compactions(tmp_path):
     """Sums written by a build and by successive refreshes read back as the latest write of each
     root (zeros for roots never written or emptied), whatever generation and compaction."""

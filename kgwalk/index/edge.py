@@ -234,9 +234,9 @@ class EdgeStore:
     def finish(self, collection: str) -> None:
         """Make the collection durable; build its HNSW graph where one is due; seal a graphless
         collection this writer created (a base, see kgwalk.index.qdrant_shards). A refresh's few
-        changed nodes land unindexed beside the copied graph and are searched exactly (a scan);
-        rebuilding the graph for them cost 12 s of a 0.1% refresh of a 390K-node index, so it
-        waits until the unindexed points pass `_UNINDEXED_RATIO` of the collection."""
+        changed nodes land unindexed beside the copied graph and are searched exactly (a scan)
+        until they pass `_UNINDEXED_RATIO` of the collection; then `optimize` gives them a graph
+        of their own (the graph collection's optimizer settings, see shard_config)."""
         shard = self._collection(collection).writable  # after the writer thread's last batch
         layout = self.layouts()[collection]
         layout.unindexed_points += self._written.pop(collection, 0)
