@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import sys
 import time
@@ -86,7 +87,7 @@ def change_set(cfg, fraction: float, rng: np.random.Generator, out: Path) -> int
 def refresh_runs(args, cfg, kg: Path, overrides: list[str]) -> list[tuple[float, Any, str]]:
     """(fraction of edges changed, config, row label suffix) per refresh: --fractions, then
     --compaction's run with compact_ratio 0 (it folds every delta into a new base)."""
-    runs = [(float(f), cfg, "") for f in args.fractions.split(",")]
+    runs = [(float(f), cfg, "") for f in args.fractions.split(",") if f]
     if args.compaction:
         compacting = load_config(None, [*overrides, "index.compact_ratio=0"], name="synth", warehouse=args.warehouse, **{"kg.path": str(kg)})
         runs.append((args.compaction, compacting, ", compacting"))
@@ -105,6 +106,7 @@ def main() -> None:
     ap.add_argument("--rows", type=Path, default=None, help="keep each refresh as a line of this file; the table shows them all")
     ap.add_argument("--label", default="", help="the code the refreshes ran (a column of the table)")
     ap.add_argument("--seed", type=int, default=0, help="of the change sets")
+    ap.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "refresh.md")
     args = ap.parse_args()
     edges = parse_size(args.edges)
     kg = REPO / "data" / "synth" / f"synth_{args.edges.lower()}.parquet"
@@ -178,9 +180,8 @@ def main() -> None:
     lines += ["", f"Index on disk after the last refresh (live and previous generation, and the bases they use): {folder_bytes(cfg.root / 'qdrant') / 2**30:,.1f} GiB"]
     text = "\n".join(lines) + "\n"
     print(text)
-    out = REPO / "bench" / "results" / "refresh.md"
-    out.write_text(text)
-    print(f"wrote {out}")
+    args.out.write_text(text)
+    print(f"wrote {args.out}")
 
 
 def reused(args, cfg, kg: Path, overrides: list[str]) -> None:
@@ -200,7 +201,7 @@ def reused(args, cfg, kg: Path, overrides: list[str]) -> None:
         r = run_refresh(run_cfg, str(changes))
         seconds = time.perf_counter() - start
         print(f"{args.label} {fraction:.2%}{label}: {r.summary()} in {seconds:.1f} s", flush=True)
-        row = {"code": args.label, "fraction": f"{fraction:.2%}{label}", "changes": n, "nodes": nodes, "seconds": seconds,
+        row = {"code": args.label, "fraction": f"{fraction:.2%}{label}", "changes": n, "nodes": nodes, "seconds": seconds, "full": args.reuse,
                **{k: getattr(r, k) for k in ("affected_roots", "walks_recomputed", "walks_added", "walks_removed", "verbalized", "embedded")},
                "stages": r.seconds}
         with open(rows_file, "a") as f:
@@ -210,7 +211,8 @@ def reused(args, cfg, kg: Path, overrides: list[str]) -> None:
         _REUSED,
         "",
         "- KG: the warehouse of the full run above, refreshed further (no rebuild), after its own refreshes",
-        f"- full rebuild: {args.reuse:,.1f} s, as measured by the full run above; x full rebuild divides by it (5% of it: {0.05 * args.reuse:,.1f} s)",
+        f"- full rebuild: {args.reuse:,.1f} s, as measured by the full run above; x full rebuild divides by it (5% of it: {0.05 * args.reuse:,.1f} s),"
+        " or by the full rebuild a row's `--reuse` gave (rows of another warehouse)",
         f"- embedder: {args.model}; refreshes run one after another on that warehouse, each with its own change file, in the order of the table;"
         " each changes the given fraction of edges, half removed, half added by preferential attachment (5% to new entities)",
         f"- rows kept in {rows_file}; the MiniLM projection is left out of these runs",
@@ -224,14 +226,21 @@ def reused(args, cfg, kg: Path, overrides: list[str]) -> None:
         lines.append(
             f"| {row['code']} | {row['fraction']} | {row['changes']:,} | {row['affected_roots']:,} ({row['affected_roots'] / row['nodes']:.1%}) "
             f"| {row['walks_recomputed']:,} | {row['walks_added']:,} | {row['walks_removed']:,} | {row['embedded']:,} | {s['kg']:.1f} "
-            f"| {s['walks']:.1f} | {s['texts']:.1f} | {s['vectors']:.1f} | {s['index']:.1f} | {row['seconds']:,.1f} | {row['seconds'] / args.reuse:.3f} |"
+            f"| {s['walks']:.1f} | {s['texts']:.1f} | {s['vectors']:.1f} | {s['index']:.1f} | {row['seconds']:,.1f} | {row['seconds'] / row.get('full', args.reuse):.3f} |"
         )
+    series: dict[str, list[dict]] = {}  # successive refreshes of one code: labels "<code>, refresh <n>"
+    for row in rows:
+        series.setdefault(re.sub(r", refresh \d+$", "", row["code"]), []).append(row)
+    lines.append("")
+    for code, runs in series.items():
+        mean = sum(r["seconds"] for r in runs) / len(runs)
+        full = runs[0].get("full", args.reuse)
+        lines.append(f"- {code}: {len(runs)} refreshes, {mean:,.1f} s on average, **{mean / full:.3f}** of its full rebuild ({full:,.1f} s)")
     text = "\n".join(lines) + "\n"
     print(text)
-    out = REPO / "bench" / "results" / "refresh.md"
-    full_run = out.read_text().split(_REUSED)[0].rstrip() + "\n\n" if out.exists() else ""
-    out.write_text(full_run + text)  # after the full run's table, in place of an earlier reuse table
-    print(f"wrote {out}")
+    full_run = args.out.read_text().split(_REUSED)[0].rstrip() + "\n\n" if args.out.exists() else ""
+    args.out.write_text(full_run + text)  # after the full run's table, in place of an earlier reuse table
+    print(f"wrote {args.out}")
 
 
 _REUSED = "## Later refreshes of that warehouse, by code (`--reuse`)"
