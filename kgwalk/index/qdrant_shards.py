@@ -42,9 +42,9 @@ def shard_config(dim: int, kind: ShardKind, hnsw_m: int, datatype: str) -> Any:
         # are more than 8) instead of the whole graph being rebuilt for them, and the points they
         # replace stay marked deleted in the old graphs until half of a segment is (Qdrant's
         # defaults: 2 segments on 2 cores, 8 from 16 cores; vacuum at 0.2). Over 48 successive
-        # 0.1%-refresh-sized updates of the 1M-edge KG's 389K nodes: 3.2 s a refresh against
-        # 5.4 s with Qdrant's defaults, recall@10 within 0.04 either way, search p50 +0.3-0.9 ms;
-        # the build's `optimize` 80 s against 73 s (bench/results/node_updates.md).
+        # 0.1%-refresh-sized updates of the 1M-edge KG's 389K nodes: 3.7 s a refresh against
+        # 5.6 s with Qdrant's defaults, recall@10 -0.08 to +0.04 of theirs, search p50 +0.2-1.2
+        # ms; the build's `optimize` 84 s against 76 s (bench/results/node_updates.md).
         optimizers = EdgeOptimizersConfig(default_segment_number=8, deleted_threshold=0.5)
     else:  # indexing_threshold in KB: 1 converts every segment on `optimize`, 0 never does
         optimizers = EdgeOptimizersConfig(indexing_threshold=1 if kind == "base" else 0)
