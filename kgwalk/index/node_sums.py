@@ -85,16 +85,44 @@ class NodeSumFiles:
         if layout.sums_base is not None and len(roots) <= self.compact_ratio * max(layout.sums_base_rows, 1):
             write_atomically(self._delta_path(generation, name), lambda f: np.savez(f, roots=roots, values=rows))
             return
-        if layout.sums_base is not None:  # fold the base in: the delta's rows win
-            base_roots = np.load(self.folder / f"{layout.sums_base}.sums.roots.npy")
-            keep = ~np.isin(base_roots, roots)
-            base = np.load(self.folder / f"{layout.sums_base}.sums.npy", mmap_mode="r")
-            roots, rows = np.concatenate([roots, base_roots[keep]]), np.concatenate([rows, base[keep]])
-            order = np.argsort(roots)
-            roots, rows = roots[order], rows[order]
-        alive = rows[:, 0] > 0
         prefix = self.folder / generation / name
-        write_atomically(Path(f"{prefix}.sums.roots.npy"), lambda f: np.save(f, roots[alive]))
-        write_atomically(Path(f"{prefix}.sums.npy"), lambda f: np.save(f, rows[alive]))
+        rows_path, roots_path = Path(f"{prefix}.sums.npy"), Path(f"{prefix}.sums.roots.npy")
+        if layout.sums_base is None:
+            alive = rows[:, 0] > 0
+            roots, rows = roots[alive], rows[alive]
+            write_atomically(rows_path, lambda f: np.save(f, rows))
+        else:
+            roots = self._fold(layout.sums_base, roots, rows, rows_path)
+        write_atomically(roots_path, lambda f: np.save(f, roots))
         self._delta_path(generation, name).unlink(missing_ok=True)
-        layout.sums_base, layout.sums_base_rows = f"{generation}/{name}", int(alive.sum())
+        layout.sums_base, layout.sums_base_rows = f"{generation}/{name}", len(roots)
+
+    def _fold(self, base_name: str, roots: np.ndarray, rows: np.ndarray, path: Path) -> np.ndarray:
+        """Write the base `base_name` with these rows (sorted `roots`) in place of its own, rows
+        of roots without walks dropped, to `path`; returns the new base's roots. The base is
+        most of a node index's bytes (8 bytes x (dim + 1) a node: 800 MB for the 1M-edge KG), so
+        its rows are streamed from the old file into the new one in order, never copied whole."""
+        base_roots = np.load(self.folder / f"{base_name}.sums.roots.npy")
+        base = np.load(self.folder / f"{base_name}.sums.npy", mmap_mode="r")
+        kept = np.flatnonzero(~np.isin(base_roots, roots))  # the delta's rows win
+        alive = rows[:, 0] > 0
+        roots, rows = roots[alive], rows[alive]
+        merged = np.concatenate([base_roots[kept], roots])
+        order = np.argsort(merged, kind="stable")  # merged[order]: the new base's roots
+
+        def write(f) -> None:
+            header = {"descr": np.lib.format.dtype_to_descr(np.dtype(np.int64)), "fortran_order": False, "shape": (len(merged), base.shape[1])}
+            np.lib.format.write_array_header_1_0(f, header)
+            for start in range(0, len(merged), _FOLD_ROWS):
+                source = order[start : start + _FOLD_ROWS]
+                from_base = source < len(kept)
+                chunk = np.empty((len(source), base.shape[1]), np.int64)
+                chunk[from_base] = base[kept[source[from_base]]]
+                chunk[~from_base] = rows[source[~from_base] - len(kept)]
+                f.write(chunk.tobytes())
+
+        write_atomically(path, write)
+        return merged[order]
+
+
+_FOLD_ROWS = 16_384  # base rows copied at a time (32 MB at 256 dimensions)
