@@ -45,7 +45,8 @@ def test_search_with_and_without_root_filter(tmp_path, backend):
         hits = store.search("walks", q, 4, root=root)
         members = np.flatnonzero(roots == root)
         expected = members[np.argsort(-scores[members])][:4]
-        assert [h.payload["walk_id"] for h in hits] == ids[expected].tolist()
+        assert [h.id for h in hits] == ids[expected].tolist()
+        assert all(h.payload == {"root": root} for h in hits)  # a walk point's payload is its root
         assert np.allclose([h.score for h in hits], scores[expected], atol=1e-5)
     top = store.search("walks", q, 5)
     assert [h.payload["walk_id"] for h in top] == ids[np.argsort(-scores)[:5]].tolist()
@@ -140,7 +141,11 @@ def test_layered_walks_read_like_one_collection_through_refreshes_and_compaction
         q = _unit(rng, 1, dim)[0]
         for root in [*range(roots), None]:
             e_hits, s_hits = reader.search("walks", q, 7, root=root), server.search("walks", q, 7, root=root)
-            assert [h.payload["walk_id"] for h in e_hits] == [h.payload["walk_id"] for h in s_hits]
+            assert [h.id for h in e_hits] == [h.id for h in s_hits]
+            if root is None:
+                assert [h.payload["walk_id"] for h in e_hits] == [h.id for h in e_hits]
+            else:  # within a root a hit's payload is its root, not read from the store
+                assert all(h.payload == {"root": root} and root_of[h.id] == root for h in e_hits + s_hits)
             assert np.allclose([h.score for h in e_hits], [h.score for h in s_hits], atol=1e-5)
         reader.close()
         current = edge.live_generation()

@@ -43,6 +43,13 @@ def check_query_dim(collection: str, dim: int, vector: np.ndarray) -> None:
                           "with this one (kgwalk embed, then kgwalk index)")
 
 
+def root_payload(root: int) -> dict[str, Any]:
+    """The payload of a point found by a search within `root`: a walk point carries its root
+    alone (kgwalk.index.build), so such a search reads no payloads, which on a sealed base are
+    read from disk (a fresh process's first searches paid for it)."""
+    return {ROOT_FIELD: int(root)}
+
+
 def signed_id(point_id: int) -> int:
     """Our signed int64 id of a Qdrant point id (unsigned): every `Hit.id` is one."""
     return int(np.array(point_id, np.uint64).view(np.int64))
@@ -56,7 +63,9 @@ def point_ids(ids: np.ndarray) -> list[int]:
 class VectorReader(Protocol):
     """What the query side calls: search and read points of the live version."""
 
-    def search(self, collection: str, vector: np.ndarray, k: int, root: int | None = None) -> list[Hit]: ...
+    def search(self, collection: str, vector: np.ndarray, k: int, root: int | None = None) -> list[Hit]:
+        """The `k` points most similar to `vector`, best first; with `root`, among that root's
+        points only, and their payload is `{root: root}` without being read (see `root_payload`)."""
 
     def retrieve(self, collection: str, ids: np.ndarray, payloads: bool = True) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
         """(ids found, their vectors, payloads), in the order of `ids`; missing ids are skipped.

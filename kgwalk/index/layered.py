@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from kgwalk.index.base import ROOT_FIELD, Hit, order_records, point_ids, signed_id
+from kgwalk.index.base import ROOT_FIELD, Hit, order_records, point_ids, root_payload, signed_id
 from kgwalk.index.generations import Layout, write_atomically
 from kgwalk.index.qdrant_shards import copy_shard, create_shard, load_shard, shard_config, upsert_records
 
@@ -125,8 +125,8 @@ class LayeredCollection:
 
         def hits(shard: Any, must_not: list[Any] | None) -> list[Hit]:
             flt = Filter(must=must, must_not=must_not) if must or must_not else None
-            return [Hit(signed_id(p.id), float(p.score), dict(p.payload or {}))
-                    for p in shard.query(QueryRequest(limit=k, query=query, filter=flt, with_payload=True))]
+            found = shard.query(QueryRequest(limit=k, query=query, filter=flt, with_payload=root is None))
+            return [Hit(signed_id(p.id), float(p.score), dict(p.payload or {}) if root is None else root_payload(root)) for p in found]
 
         if self.delta is None:
             return hits(self.base, None)

@@ -29,7 +29,7 @@ import numpy as np
 
 from kgwalk.config import Config
 from kgwalk.errors import KgwalkError
-from kgwalk.index.base import ROOT_FIELD, Hit, VectorStore, as_stored, check_query_dim, order_records, point_ids, signed_id, unit
+from kgwalk.index.base import ROOT_FIELD, Hit, VectorStore, as_stored, check_query_dim, order_records, point_ids, root_payload, signed_id, unit
 
 
 class ServerStore:
@@ -195,9 +195,9 @@ class ServerStore:
         if root is not None:
             flt = models.Filter(must=[models.FieldCondition(key=ROOT_FIELD, match=models.MatchValue(value=int(root)))])
         result = self._call("searching", lambda: self.client.query_points(
-            collection, query=unit(vector), limit=k, query_filter=flt, with_payload=True
+            collection, query=unit(vector), limit=k, query_filter=flt, with_payload=root is None
         ))
-        return [Hit(signed_id(p.id), float(p.score), dict(p.payload or {})) for p in result.points]
+        return [Hit(signed_id(p.id), float(p.score), dict(p.payload or {}) if root is None else root_payload(root)) for p in result.points]
 
     def count(self, collection: str) -> int:
         return int(self._call("counting points", lambda: self.client.count(collection, exact=True)).count)
