@@ -258,6 +258,39 @@ def test_a_refresh_indexes_its_changed_nodes_beside_the_graph_instead_of_rebuild
     store.close()
 
 
+def test_the_shard_files_of_the_live_generation_are_listed_and_preloaded(tmp_path):
+    """A server reads the live generation's shard files into the page cache (kgwalk.serve.app.
+    preload): a layered collection's base lives in an earlier generation's folder, and must be
+    among them with the delta; files of generations no longer read must not."""
+    from kgwalk.serve.app import preload
+
+    store = EdgeStore(tmp_path / "edge")
+    rng = np.random.default_rng(6)
+    ids = np.arange(2000)
+    store.begin()
+    store.create("walks", 16, graph=False, hnsw_m=16)
+    store.create("nodes", 16, graph=True, hnsw_m=16)
+    for name in ("walks", "nodes"):
+        store.upsert(name, ids, _unit(rng, len(ids), 16), [{"root": int(i % 40)} for i in ids])
+        store.finish(name)
+    store.commit()
+    built = store.live_generation()
+    for _ in range(2):  # two refreshes: the first generation is read no more but for the walks base
+        store.begin(copy=True)
+        store.upsert("walks", ids[:10], _unit(rng, 10, 16), [{"root": 1} for _ in range(10)])
+        store.finish("walks")
+        store.commit()
+    live = store.live_generation()
+    files = store.shard_files()
+    folders = {f.relative_to(tmp_path / "edge").parts[:2] for f in files}
+    assert folders == {(built, "walks"), (live, "walks"), (live, "nodes")}
+    assert preload(files, free_bytes=10**12) == sum(f.stat().st_size for f in files) > 0
+    assert preload(files, free_bytes=0) == 0  # more than half the free memory: not read
+    files[0].unlink()  # a file gone meanwhile is skipped
+    assert preload(files, free_bytes=10**12) == sum(f.stat().st_size for f in files[1:])
+    store.close()
+
+
 def test_node_sums_are_kept_exactly_across_refreshes_and_compactions(tmp_path):
     """Sums written by a build and by successive refreshes read back as the latest write of each
     root (zeros for roots never written or emptied), whatever generation and compaction."""

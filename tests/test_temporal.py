@@ -130,3 +130,21 @@ def test_walks_outside_the_range_are_dropped(temporal_corpus):
     assert "Bob Other" in {w.node_labels[-1] for w in topic.walks}
     off.close()
     on.close()
+
+
+def test_a_warmed_up_retriever_has_its_time_index(temporal_corpus, monkeypatch):
+    """A server's first question with a year must not pay for building the time index (70 ms on
+    MetaQA): warm_up builds it when query.temporal is on, and not when it is off."""
+    import kgwalk.query.temporal as temporal
+
+    built = []
+    real = temporal.TemporalIndex
+    monkeypatch.setattr(temporal, "TemporalIndex", lambda *a: built.append(1) or real(*a))
+    on, off = retriever(temporal_corpus, True), retriever(temporal_corpus, False)
+    on.warm_up()
+    off.warm_up()
+    assert built == [1]
+    on.retrieve("what films did Ann Actor act in in the 90s")
+    assert built == [1]  # the question used the index warm_up built
+    on.close()
+    off.close()

@@ -156,6 +156,15 @@ class EdgeStore:
                              f"masked {layout.masked_points:,} ({changed:.1%}; compacts past {self.compact_ratio:.0%})")
         return f"generation {self._gen()}: " + "; ".join(parts)
 
+    def shard_files(self) -> list[Path]:
+        """Every file of the shards the live generation reads (a layered collection's base in an
+        earlier generation's folder included), to read them into the page cache ahead of searches
+        (kgwalk.serve.app.preload)."""
+        gen = self._gen()
+        folders = {self.folder / layout.base for layout in self.layouts().values()}
+        folders |= {self.folder / gen / name for name in self.layouts()}  # a layered collection's delta
+        return sorted(f for folder in folders if folder.is_dir() for f in folder.rglob("*") if f.is_file())
+
     # -- writing -------------------------------------------------------------------------
     def _require_writing(self) -> None:
         if not self._writing:
