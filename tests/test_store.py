@@ -262,7 +262,7 @@ def test_the_shard_files_of_the_live_generation_are_listed_and_preloaded(tmp_pat
     """A server reads the live generation's shard files into the page cache (kgwalk.serve.app.
     preload): a layered collection's base lives in an earlier generation's folder, and must be
     among them with the delta; files of generations no longer read must not."""
-    from kgwalk.serve.app import preload
+    from kgwalk.serve.app import _free_memory, preload
 
     store = EdgeStore(tmp_path / "edge")
     rng = np.random.default_rng(6)
@@ -286,6 +286,8 @@ def test_the_shard_files_of_the_live_generation_are_listed_and_preloaded(tmp_pat
     assert folders == {(built, "walks"), (live, "walks"), (live, "nodes")}
     assert preload(files, free_bytes=10**12) == sum(f.stat().st_size for f in files) > 0
     assert preload(files, free_bytes=0) == 0  # more than half the free memory: not read
+    assert _free_memory() > 2 * sum(f.stat().st_size for f in files)  # what a server reads by default
+    assert preload(files) > 0
     files[0].unlink()  # a file gone meanwhile is skipped
     assert preload(files, free_bytes=10**12) == sum(f.stat().st_size for f in files[1:])
     store.close()
