@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "bench"))
 
 from embed_quality import DATA  # noqa: E402
-from report import git_head, machine_lines  # noqa: E402
+from report import git_head, save_report  # noqa: E402
 
 
 def row(args: argparse.Namespace) -> None:
@@ -93,25 +93,19 @@ def main() -> None:
             out = subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True, env=env).stdout
             rows.append((label, json.loads(out.strip().splitlines()[-1])))
             print(label, rows[-1][1], flush=True)
-    lines = [
-        "# A fresh server's first questions after the page cache is dropped",
-        "",
+    facts = [
         f"- corpus `{args.name}` under {args.warehouse}; the eval's {args.limit} plain MetaQA dev {args.hops}-hop questions, one at a time, in a fresh process started right after"
         " `echo 1 > /proc/sys/vm/drop_caches`; zero-shot defaults; rows alternate, twice each",
         "- ready: seconds from opening the retriever to the first question (the index files read in the row that reads them;"
         " `kgwalk serve` reads them on a background thread while it serves); times in ms",
-        *machine_lines(),
-        "",
+    ]
+    body = [
         "| code | ready (s) | read (MiB) | retrieval p50 / p99 / max | walk search p50 / p99 | slowest lexicon phase (the first question with a year) |",
         "|---|---:|---:|---|---|---:|",
         *[f"| {label} | {r['ready_s']:.2f} | {r['read_mib']:,} | {r['p50']} / {r['p99']} / {r['max']} | {r['walk_p50']} / {r['walk_p99']} | {r['lexicon_max']} |"
           for label, r in rows],
     ]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    out_file = REPO / "bench" / "results" / "first_queries.md"
-    out_file.write_text(text)
-    print(f"wrote {out_file}")
+    save_report("first_queries", "A fresh server's first questions after the page cache is dropped", facts, body)
 
 
 if __name__ == "__main__":

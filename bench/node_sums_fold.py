@@ -24,7 +24,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "bench"))
 
-from report import git_head, machine_lines  # noqa: E402
+from report import git_head, save_report  # noqa: E402
 
 from kgwalk.index import node_sums  # noqa: E402
 from kgwalk.index.generations import Layout  # noqa: E402
@@ -76,23 +76,14 @@ def main() -> None:
         assert np.array_equal(np.load(args.folder / generation / "nodes.sums.roots.npy"), expect_roots), generation
         assert np.array_equal(np.load(args.folder / generation / "nodes.sums.npy", mmap_mode="r"), expect), generation
     shutil.rmtree(args.folder)
-    lines = [
-        "# Folding the node sums' delta into a new base",
-        "",
+    facts = [
         f"- a base of {nodes:,} nodes x {width} int64 ({nodes * width * 8 / 1e6:,.0f} MB, the 1M-edge KG's size) and a delta of {delta:,} roots"
         " (20% of the base: the fold is due; 500 new roots, some rows without walks), committed by each code's `NodeSumFiles`, alternately, twice each",
         f"- the new bases are equal element for element ({len(expect_roots):,} rows)",
-        *machine_lines(),
-        "",
-        "| code | commit with the fold (s), each run |",
-        "|---|---|",
-        *[f"| {label} | {', '.join(f'{s:.2f}' for s in runs)} |" for label, runs in seconds.items()],
     ]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    out = REPO / "bench" / "results" / "node_sums_fold.md"
-    out.write_text(text)
-    print(f"wrote {out}")
+    body = ["| code | commit with the fold (s), each run |", "|---|---|",
+            *[f"| {label} | {', '.join(f'{s:.2f}' for s in runs)} |" for label, runs in seconds.items()]]
+    save_report("node_sums_fold", "Folding the node sums' delta into a new base", facts, body)
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "bench"))
 
-from report import machine_lines  # noqa: E402
+from report import save_report  # noqa: E402
 
 from kgwalk.index import qdrant_shards  # noqa: E402
 from kgwalk.index.edge import EdgeStore  # noqa: E402
@@ -130,30 +130,25 @@ def main() -> None:
     ids, vectors = node_vectors(args.warehouse)
     print(f"{len(ids):,} node vectors of {vectors.shape[1]} dimensions", flush=True)
     results = {policy: replay(policy, ids, vectors, args.steps, args.per, args.scratch) for policy in POLICIES}
-    lines = [
-        "# The node collection over successive refreshes: Qdrant's optimizer settings",
-        "",
+    checkpoints = range(6, args.steps + 1, 12)
+    facts = [
         f"- node vectors of the 1M-edge synthetic KG's built index ({len(ids):,} x {vectors.shape[1]}), written into a scratch index through `EdgeStore`;"
         f" then {args.steps} steps, each giving {args.per:,} random nodes new vectors (what a 0.1% refresh updates), each a `begin(copy=True)`, upsert, `finish`, `commit` as a refresh does",
         "- a step's seconds include copying the collection into the new generation; `optimize` runs when the unindexed points pass 10% of the collection",
         "- recall@10 against exact search, 300 queries near random nodes, the same for every policy at a step (they drift with the vectors: compare across a row's policies, not down the steps)",
-        *machine_lines(),
-        "",
+    ]
+    body = [
         "| optimizer settings | build `optimize` (s) | mean step (s) | steps that optimized: seconds | "
-        + " | ".join(f"step {s}: recall / p50 / p99 ms" for s in range(6, args.steps + 1, 12)) + " |",
-        "|---|---:|---:|---|" + "---|" * len(range(6, args.steps + 1, 12)),
+        + " | ".join(f"step {s}: recall / p50 / p99 ms" for s in checkpoints) + " |",
+        "|---|---:|---:|---|" + "---|" * len(checkpoints),
     ]
     for policy, rows in results.items():
         steps = rows[1:]
         optimized = ", ".join(f"{r['seconds']:.1f}" for r in steps if r["optimized"])
         by_step = {r["step"]: r for r in rows}
-        cells = " | ".join(f"{by_step[s]['recall']:.3f} / {by_step[s]['p50']:.2f} / {by_step[s]['p99']:.2f}" for s in range(6, args.steps + 1, 12))
-        lines.append(f"| {policy} | {rows[0]['seconds']:.1f} | {np.mean([r['seconds'] for r in steps]):.2f} | {optimized} | {cells} |")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    out = REPO / "bench" / "results" / "node_updates.md"
-    out.write_text(text)
-    print(f"wrote {out}")
+        cells = " | ".join(f"{by_step[s]['recall']:.3f} / {by_step[s]['p50']:.2f} / {by_step[s]['p99']:.2f}" for s in checkpoints)
+        body.append(f"| {policy} | {rows[0]['seconds']:.1f} | {np.mean([r['seconds'] for r in steps]):.2f} | {optimized} | {cells} |")
+    save_report("node_updates", "The node collection over successive refreshes: Qdrant's optimizer settings", facts, body)
 
 
 if __name__ == "__main__":
