@@ -306,3 +306,44 @@ def test_matched_answers_both_memberships_like_two_isins(seed):
     assert in_right.tolist() == isin(left, right).tolist()
     assert in_left.tolist() == isin(right, left).tolist()
     assert in_left.any() and not in_left.all() and in_right.any() and not in_right.all()
+
+
+def test_the_differences_a_refresh_hands_on_are_those_its_tables_show(baseline, tmp_path, monkeypatch):
+    """The walks step hands the texts and index steps the walks it replaced, the texts step the
+    vectors and index steps the sentences it wrote (kgwalk.stages.diff); a step resumed after a
+    crash reads the same from two versions of the table. Both must agree, for a change set and
+    for a snapshot that relabels an entity."""
+    from kgwalk.stages import texts as texts_stage
+    from kgwalk.stages import walks as walks_stage
+    from kgwalk.stages.diff import new_text_pairs, walks_diff
+
+    handed: dict[str, list] = {"walks": [], "texts": []}
+    remember_walks, remember_texts = walks_stage.remember_walks_diff, texts_stage.remember_new_text_pairs
+    monkeypatch.setattr(walks_stage, "remember_walks_diff", lambda cfg, shared, diff: (handed["walks"].append(diff), remember_walks(cfg, shared, diff)))
+    monkeypatch.setattr(texts_stage, "remember_new_text_pairs",
+                        lambda cfg, shared, since, now, pairs: (handed["texts"].append((since, pairs)), remember_texts(cfg, shared, since, now, pairs)))
+
+    def the_tables_agree() -> None:  # the differences up to the current versions, read from the tables
+        diff, (since, pairs) = handed["walks"][-1], handed["texts"][-1]
+        from_tables = walks_diff(cfg, diff.since, {})
+        assert from_tables.since_rows == diff.since_rows
+        assert sorted(from_tables.removed.to_pylist(), key=str) == sorted(diff.removed.to_pylist(), key=str)
+        assert from_tables.added.to_pylist() == diff.added.to_pylist()  # in table order
+        assert new_text_pairs(cfg, since, {}).to_pylist() == pairs.select(["walk_id", "text", "text_id"]).to_pylist()
+
+    cfg, ops, _ = copy_of(baseline, tmp_path)
+    run_refresh(cfg, str(write_pipe(tmp_path / "c.txt", ops)))
+    assert handed["walks"][-1].added.num_rows and handed["walks"][-1].removed.num_rows
+    the_tables_agree()
+
+    relabel = tmp_path / "relabel.nt"
+    key_of = dict(zip(*(read_table(cfg.table("entities"), [c]).column(c).to_pylist() for c in ("id", "key"))))
+    rel_of = dict(zip(*(read_table(cfg.table("relations"), [c]).column(c).to_pylist() for c in ("id", "key"))))
+    edges = read_table(cfg.table("edges"), ["src", "rel", "dst"]).to_pylist()
+    relabel.write_text("".join(f"<{key_of[e['src']]}> <{rel_of[e['rel']]}> <{key_of[e['dst']]}> .\n" for e in edges)
+                       + '<e1> <http://www.w3.org/2000/01/rdf-schema#label> "a new name" .\n')
+    run_refresh(cfg, str(relabel), snapshot=True)
+    assert len(handed["walks"]) == len(handed["texts"]) == 2
+    texts = handed["texts"][-1][1].column("text").to_pylist()
+    assert texts and all("a new name" in t for t in texts)
+    the_tables_agree()

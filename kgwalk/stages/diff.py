@@ -1,7 +1,16 @@
-"""Differences between two versions of a table, as NumPy masks and id arrays (refresh's core)."""
+"""Differences between two versions of a table, as NumPy masks and id arrays (refresh's core).
+
+A refresh's steps each derive their work from the versions their state rows record, so a
+refresh killed anywhere is completed by running it again. Where one step has just computed a
+difference a later step needs (the walks step knows which walks it replaced; the texts step
+which sentences it wrote), it leaves it in the refresh's memo (`Step.shared`), keyed by the
+table and the two versions it spans: a later step whose recorded version matches takes it from
+there instead of diffing two versions of a 7M-row table again; any other reads the tables.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -29,15 +38,54 @@ def matched(left: pa.Array | pa.ChunkedArray, right: pa.Array | pa.ChunkedArray)
     return in_right, in_left
 
 
+@dataclass(frozen=True)
+class WalksDiff:
+    """How the walks table moved from version `since` to `now`. A walk id is a content hash
+    (of the root and the whole walk), so a walk is kept verbatim, gone or new: `removed` holds
+    the gone walks (walk_id, root), `added` the new ones (whole rows, in table order)."""
+
+    since: int
+    now: int
+    since_rows: int  # walks at `since`
+    removed: pa.Table
+    added: pa.Table
+
+
+def _memo_key(cfg: Config, table: str, since: int, now: int) -> str:
+    return f"{table}:{cfg.table(table)}:{since}:{now}"
+
+
+def remember_walks_diff(cfg: Config, shared: dict[str, Any], diff: WalksDiff) -> None:
+    shared[_memo_key(cfg, "walks", diff.since, diff.now)] = diff
+
+
+def walks_diff(cfg: Config, since: int, shared: dict[str, Any]) -> WalksDiff:
+    """The walks table's difference from version `since` to now: the walks step's (`shared`)
+    when it started from `since`, else from the two versions."""
+    now = table_version(cfg.table("walks"))
+    key = _memo_key(cfg, "walks", since, now)
+    if key not in shared:
+        old = read_version(cfg.table("walks"), since, ["walk_id", "root"])
+        new = read_table(cfg.table("walks"))
+        in_new, in_old = matched(old.column("walk_id"), new.column("walk_id"))
+        shared[key] = WalksDiff(since, now, old.num_rows, old.filter(pa.array(~in_new)), new.filter(pa.array(~in_old)))
+    return shared[key]
+
+
+def remember_new_text_pairs(cfg: Config, shared: dict[str, Any], since: int, now: int, pairs: pa.Table) -> None:
+    shared[_memo_key(cfg, "texts", since, now)] = pairs.select(["walk_id", "text", "text_id"])
+
+
 def new_text_pairs(cfg: Config, since: int, shared: dict[str, Any]) -> pa.Table:
-    """(walk_id, text_id, text) of the current texts whose (walk_id, text_id) pair is not in
-    version `since`: what the vectors step embeds and the index step writes, computed once per
-    refresh (`shared`, a refresh's memo) when both steps start from the same version."""
-    key = f"new_text_pairs:{cfg.table('texts')}:{since}:{table_version(cfg.table('texts'))}"
+    """(walk_id, text, text_id) of the current texts whose (walk_id, text_id) pair is not in
+    version `since`, in table order: what the vectors step embeds and the index step writes.
+    The texts step's (`shared`) when it started from `since`, else from the two versions."""
+    now = table_version(cfg.table("texts"))
+    key = _memo_key(cfg, "texts", since, now)
     if key not in shared:
         texts = read_table(cfg.table("texts"), ["walk_id", "text", "text_id"])
         old = read_version(cfg.table("texts"), since, ["walk_id", "text_id"])
-        shared[key] = texts.filter(pa.array(~isin(pa.array(text_pairs(texts)), text_pairs(old))))
+        remember_new_text_pairs(cfg, shared, since, now, texts.filter(pa.array(~isin(pa.array(text_pairs(texts)), text_pairs(old)))))
     return shared[key]
 
 

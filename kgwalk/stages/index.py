@@ -29,10 +29,10 @@ from kgwalk.index.base import KeepsNodeSums, VectorStore
 from kgwalk.index.build import IndexResult, NodeSums, matching_vectors, node_payloads, walk_payloads
 from kgwalk.index.store import collection_names, index_version, open_store
 from kgwalk.stages.base import Stage, Step, folder_bytes
-from kgwalk.stages.diff import isin, new_text_pairs, relabelled
+from kgwalk.stages.diff import isin, new_text_pairs, relabelled, walks_diff
 from kgwalk.stages.report import RefreshReport
 from kgwalk.state import record, versions
-from kgwalk.storage import open_table, read_table, read_version, table_files
+from kgwalk.storage import open_table, read_table, table_files
 from kgwalk.walks.labels import load_labels
 
 _RETRIEVE_BATCH = 1024
@@ -125,10 +125,7 @@ def _apply(cfg: Config, store: VectorStore, done: dict[str, Any], now: dict[str,
     other read touches only the changed walks."""
     labels = load_labels(cfg)
     walks = read_table(cfg.table("walks"), ["walk_id", "root"])
-    texts = read_table(cfg.table("texts"), ["walk_id", "text_id"])
-    old_walks = read_version(cfg.table("walks"), done["walks"], ["walk_id", "root"])
     ids, roots = walks.column("walk_id").to_numpy(), walks.column("root").to_numpy()
-    old_ids, old_roots = old_walks.column("walk_id").to_numpy(), old_walks.column("root").to_numpy()
 
     # The walks with a new text (a new walk, or a new text of a walk): their points are written.
     fresh = new_text_pairs(cfg, done["texts"], shared).select(["walk_id", "text_id"]).sort_by("walk_id")
@@ -136,12 +133,13 @@ def _apply(cfg: Config, store: VectorStore, done: dict[str, Any], now: dict[str,
     fresh_rows = np.flatnonzero(isin(walks.column("walk_id"), fresh_ids))
     fresh_rows = fresh_rows[np.argsort(ids[fresh_rows])]  # walk rows in the order of `fresh`
     if not np.array_equal(ids[fresh_rows], fresh_ids):
-        raise KgwalkError(f"texts ({texts.num_rows:,}) do not match walks ({walks.num_rows:,}): rerun `kgwalk verbalize`")
+        raise KgwalkError(f"{len(fresh_ids) - len(fresh_rows):,} new texts have no walk among the {walks.num_rows:,} walks: rerun `kgwalk verbalize`")
     fresh_roots = roots[fresh_rows]
-    # Previous vectors leave their nodes: of walks that are gone, and of walks with a new text.
-    vanished = ~isin(old_walks.column("walk_id"), ids)
-    gone, gone_roots = old_ids[vanished], old_roots[vanished]
-    replaced = isin(old_walks.column("walk_id"), fresh_ids)
+    # Previous vectors leave their nodes: of walks that are gone, and of walks with a new text
+    # (those that are not new walks: a walk keeps its id, so its root).
+    diff = walks_diff(cfg, done["walks"], shared)
+    gone, gone_roots = diff.removed.column("walk_id").to_numpy(), diff.removed.column("root").to_numpy()
+    replaced = ~isin(fresh_ids, diff.added.column("walk_id").to_numpy())
     new_entities = relabelled(cfg, "entities", done["entities"])  # node payloads carry labels
     node_roots = np.unique(np.concatenate([fresh_roots, gone_roots, new_entities]))
 
@@ -153,8 +151,8 @@ def _apply(cfg: Config, store: VectorStore, done: dict[str, Any], now: dict[str,
         sums = NodeSums(node_roots, old_sums.shape[1])
         sums.sums, sums.walks = old_sums, old_walks_per_root
         sums.add(fresh_roots, fresh_vectors)
-        sums.add(np.concatenate([gone_roots, old_roots[replaced]]),
-                 _index_vectors(store, walks_c, np.concatenate([gone, old_ids[replaced]])), sign=-1)
+        sums.add(np.concatenate([gone_roots, fresh_roots[replaced]]),
+                 _index_vectors(store, walks_c, np.concatenate([gone, fresh_ids[replaced]])), sign=-1)
     else:  # a node's sum from all its root's walks: the fresh ones' vectors from the table, the rest's from the index
         node_rows = np.flatnonzero(isin(walks.column("root"), node_roots))
         kept = node_rows[~isin(pa.array(ids[node_rows]), fresh_ids)]

@@ -12,7 +12,8 @@ import pyarrow as pa
 from kgwalk.config import Config
 from kgwalk.faults import crashpoint
 from kgwalk.stages.base import Stage, Step
-from kgwalk.stages.diff import isin, matched, mentions, relabelled
+from kgwalk.errors import KgwalkError
+from kgwalk.stages.diff import isin, mentions, relabelled, remember_new_text_pairs, text_pairs, walks_diff
 from kgwalk.state import record
 from kgwalk.storage import read_table, read_version, write_table
 
@@ -44,20 +45,27 @@ def _update(step: Step) -> None:
         return
     cfg = step.cfg
     done, base = step.state["texts"].reflects, step.state["texts"].version
-    walks = read_table(cfg.table("walks"), WALK_COLUMNS)
+    diff = walks_diff(cfg, done["walks"], step.shared)
     old = read_version(cfg.table("texts"), base)
-    # a walk id is a content hash: a walk with a sentence in `old` is unchanged
-    has_walk, has_text = matched(old.column("walk_id"), walks.column("walk_id"))
-    redo = ~has_text | mentions(walks, relabelled(cfg, "entities", done["entities"]), relabelled(cfg, "relations", done["relations"]))
-    todo = walks.filter(pa.array(redo))
+    if old.num_rows != diff.since_rows:
+        raise KgwalkError(f"texts ({old.num_rows:,}) do not match walks ({diff.since_rows:,}): rerun `kgwalk verbalize`")
+    # a walk id is a content hash: a walk kept has its sentence in `old`, a new one has none
+    entities, relations = relabelled(cfg, "entities", done["entities"]), relabelled(cfg, "relations", done["relations"])
+    added = diff.added.column("walk_id").to_numpy()
+    if len(entities) or len(relations):  # a new label redoes every walk that mentions it
+        walks = read_table(cfg.table("walks"), WALK_COLUMNS)
+        todo = walks.filter(pa.array(isin(walks.column("walk_id"), added) | mentions(walks, entities, relations)))
+    else:
+        todo = diff.added.select(WALK_COLUMNS)
     cache, sink = open_cache(cfg)
     parts: list[pa.Table] = []
     if todo.num_rows:  # a verbalizer (an LLM's: a model) is built only when there is work
         verbalization = Verbalization(cfg.verbalize, load_labels(cfg), cache)
         batch = cfg.verbalize.batch_size
-        parts = [sink(verbalization(todo.slice(i, batch))) for i in range(0, todo.num_rows, batch)]
+        parts = [sink(verbalization(todo.slice(i, batch))).cast(TEXTS_SCHEMA) for i in range(0, todo.num_rows, batch)]
     sink.flush()
-    keep = has_walk & ~isin(old.column("walk_id"), todo.column("walk_id").to_numpy())
+    redone = isin(old.column("walk_id"), todo.column("walk_id").to_numpy())
+    keep = ~redone & ~isin(old.column("walk_id"), diff.removed.column("walk_id").to_numpy())
 
     # Batch by batch, never the whole table at once: a copy of the 7M kept sentences of the
     # 1M-edge KG costs seconds of fresh memory; a batch's copy is freed before the next.
@@ -76,6 +84,10 @@ def _update(step: Step) -> None:
     version = write_table(cfg.table("texts"), rows, schema=TEXTS_SCHEMA, metadata=reflects)
     crashpoint("texts.written")
     record(cfg, "texts", version, reflects)
+    # the sentences written that `old` lacks: the vectors and index steps' work
+    written = pa.concat_tables(parts) if parts else TEXTS_SCHEMA.empty_table()
+    had = old.filter(pa.array(redone))
+    remember_new_text_pairs(cfg, step.shared, base, version, written.filter(pa.array(~isin(pa.array(text_pairs(written)), text_pairs(had)))))
     step.report.verbalized = todo.num_rows
 
 

@@ -12,7 +12,7 @@ import pyarrow as pa
 from kgwalk.config import Config
 from kgwalk.faults import crashpoint
 from kgwalk.stages.base import Stage, Step
-from kgwalk.stages.diff import isin
+from kgwalk.stages.diff import WalksDiff, isin, matched, remember_walks_diff
 from kgwalk.state import KG_TABLES, record
 from kgwalk.storage import read_table, read_version, write_table
 from kgwalk.walks.spec import WalkSpec
@@ -73,11 +73,11 @@ def _update(step: Step) -> None:
     roots = affected_roots(old_edges, new["edges"], spec, relations)
     graph = Graph.from_arrow(new["edges"], new["entities"], new["relations"], cfg.walks.direction)
     walk_now = roots[isin(roots, graph.node_ids)]  # affected roots that are still entities
-    fresh = walk_roots(cfg, graph, walk_now, spec, step.spark)
+    fresh = walk_roots(cfg, graph, walk_now, spec, step.spark).cast(WALKS_SCHEMA)
     old = read_version(cfg.table("walks"), base)
     touched = isin(old.column("root"), roots)
     before = old.filter(pa.array(touched))
-    walks = pa.concat_tables([old.filter(pa.array(~touched)), fresh.cast(WALKS_SCHEMA)])
+    walks = pa.concat_tables([old.filter(pa.array(~touched)), fresh])
     if cfg.quality.gates:
         from kgwalk.quality import gate_walks
 
@@ -86,11 +86,13 @@ def _update(step: Step) -> None:
     version = write_table(cfg.table("walks"), walks, metadata=reflects)
     crashpoint("walks.written")
     record(cfg, "walks", version, reflects)
+    # the kept walks are in both versions, so the difference lies between `before` and `fresh`
+    in_fresh, in_before = matched(before.column("walk_id"), fresh.column("walk_id"))
+    diff = WalksDiff(base, version, old.num_rows, before.select(["walk_id", "root"]).filter(pa.array(~in_fresh)), fresh.filter(pa.array(~in_before)))
+    remember_walks_diff(cfg, step.shared, diff)
     report.affected_roots = len(roots)
     report.walks_recomputed = fresh.num_rows
-    old_ids, new_ids = before.column("walk_id").to_numpy(), fresh.column("walk_id").to_numpy()
-    report.walks_added = int((~np.isin(new_ids, old_ids)).sum())
-    report.walks_removed = int((~np.isin(old_ids, new_ids)).sum())
+    report.walks_added, report.walks_removed = diff.added.num_rows, diff.removed.num_rows
     counts = before.select(["walk_id", "count"]).join(fresh.select(["walk_id", "count"]), "walk_id", right_suffix="_new", join_type="inner")
     report.walks_recounted = int(np.sum(counts.column("count").to_numpy() != counts.column("count_new").to_numpy()))
 
