@@ -181,6 +181,7 @@ def _fit_paths(args: argparse.Namespace) -> int:
 def _eval(args: argparse.Namespace) -> int:
     from kgwalk.eval.metaqa import METAQA_DIR, load_questions, question_file, sample, score_retrieval
     from kgwalk.query import Answerer, Retriever
+    from kgwalk.query.retriever import long_lived_frozen
 
     cfg = config_from_args(args)
     try:
@@ -191,7 +192,9 @@ def _eval(args: argparse.Namespace) -> int:
     answerer = Answerer(cfg) if args.answer else None
     retriever = answerer.retriever if answerer else Retriever(cfg)
     with closing(retriever):  # all an Answerer holds open is its retriever
-        scores = [score_retrieval(retriever, sample(load_questions(files[h]), args.limit), h, answerer=answerer, plain=args.plain) for h in hops]
+        retriever.warm_up()  # the timed questions start as a server's do
+        with long_lived_frozen():
+            scores = [score_retrieval(retriever, sample(load_questions(files[h]), args.limit), h, answerer=answerer, plain=args.plain) for h in hops]
     if args.json:
         print(json.dumps([asdict(s) | {"rerank": retriever.rerank} for s in scores]))
     else:

@@ -244,6 +244,39 @@ def test_api_key(cfg, direct, monkeypatch):
         served.close()
 
 
+def test_a_dedicated_server_keeps_its_startup_objects_out_of_the_collectors_scans(cfg, direct, server):
+    """`kgwalk serve` (freeze_gc): full collections would otherwise scan the index handles,
+    lexicon and records every few hundred questions (33-58 ms pauses on MetaQA); an app inside
+    another process (the module's `server`) leaves its collector alone."""
+    import gc
+
+    assert gc.get_freeze_count() == 0
+    served = Served(create_app(cfg, retriever=direct, freeze_gc=True))
+    try:
+        frozen = gc.get_freeze_count()
+        with KgwalkClient(served.url) as c:
+            assert c.retrieve("who directed Kismet")["nodes"]
+        assert frozen > 10_000 and gc.get_freeze_count() > 0  # still frozen while it serves
+    finally:
+        served.close()
+    assert gc.get_freeze_count() == 0  # handed back at shutdown
+
+
+def test_kgwalk_serve_asks_for_the_frozen_startup(cfg, monkeypatch):
+    from kgwalk.serve import app as serve_app
+
+    asked = {}
+
+    def app_made(*args, **kwargs):
+        asked.update(kwargs)
+        raise KgwalkError("stop here")
+
+    monkeypatch.setattr(serve_app, "create_app", app_made)
+    with pytest.raises(KgwalkError, match="stop here"):
+        run_server(cfg, host="127.0.0.1", port=0)
+    assert asked == {"freeze_gc": True}
+
+
 @pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.10", "my-host.example"])
 def test_run_server_refuses_a_public_host_without_a_key(cfg, monkeypatch, host):
     monkeypatch.delenv(cfg.serve.api_key_env, raising=False)

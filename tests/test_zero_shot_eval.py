@@ -69,3 +69,25 @@ def test_cli_eval_plain_prints_and_returns_answer_set_recall(small_corpus, capsy
     table = capsys.readouterr().out
     assert "plain questions (brackets dropped)" in table and "answer-set recall" in table
     assert f"{2.5 / 3:.4f}" in table
+
+
+def test_cli_eval_times_questions_on_a_warm_retriever_with_its_startup_frozen(small_corpus, monkeypatch, capsys):
+    """As `kgwalk serve` answers them: warmed up, what startup made out of the cyclic GC's scans
+    (kgwalk.query.retriever.long_lived_frozen), handed back when the eval ends."""
+    import gc
+
+    from kgwalk.eval import metaqa
+
+    cfg, data = small_corpus
+    seen = []
+
+    def scored(retriever, *args, **kwargs):
+        seen.append((gc.get_freeze_count(), retriever._lexicon is not None))
+        return score_retrieval(retriever, *args, **kwargs)
+
+    monkeypatch.setattr(metaqa, "score_retrieval", scored)
+    assert run(["eval", "metaqa", "--name", cfg.name, "--warehouse", cfg.warehouse, "--data", str(data), "--hops", "1", "--json",
+                "--set", f"embed.model={corpus.MODEL}"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["questions"] > 0
+    assert len(seen) == 1 and seen[0][0] > 10_000 and seen[0][1]
+    assert gc.get_freeze_count() == 0

@@ -38,6 +38,7 @@ from kgwalk.config import Config, QueryMode
 from kgwalk.errors import KgwalkError, PortInUse
 from kgwalk.query import Answerer, Retrieval, Retriever
 from kgwalk.query.answer import check_answer_conf
+from kgwalk.query.retriever import long_lived_frozen
 from kgwalk.refresh.status import corpus_shape, status_data
 
 # No API key needed: load balancers and probes call /health; the page and its files load without
@@ -256,10 +257,11 @@ def _authorized(request: Request, key: str) -> bool:
     return hmac.compare_digest(given.encode(), key.encode())  # constant time: no key guessing by timing
 
 
-def create_app(cfg: Config, retriever: Retriever | None = None, answerer: Answerer | None = None) -> FastAPI:
+def create_app(cfg: Config, retriever: Retriever | None = None, answerer: Answerer | None = None, *, freeze_gc: bool = False) -> FastAPI:
     """The service over `cfg`'s corpus. Without `retriever`, one is opened and warmed up at startup;
     without `answerer`, one is made there when answer.backend is set (an answerer that is passed in
-    gets its retriever wrapped in the service's lock)."""
+    gets its retriever wrapped in the service's lock). `freeze_gc`: the process serves only this,
+    so what startup made is kept out of the cyclic GC's scans while it serves (`long_lived_frozen`)."""
     if cfg.serve.max_k < 1:
         raise KgwalkError(f"serve.max_k must be >= 1, got {cfg.serve.max_k}")
     svc = _Service()
@@ -286,7 +288,8 @@ def create_app(cfg: Config, retriever: Retriever | None = None, answerer: Answer
             # OpenAI clients bound their own concurrency; a local model generates one batch at a time
             if svc.answerer is not None and cfg.answer.backend != "openai":
                 svc.llm_lock = threading.Lock()
-            yield
+            with long_lived_frozen() if freeze_gc else contextlib.nullcontext():
+                yield
         finally:
             if own:
                 svc.retriever.close()
@@ -462,7 +465,7 @@ def run_server(cfg: Config, host: str | None = None, port: int | None = None) ->
         if shard_files is not None:  # serving starts at once; searches get faster as the files are read
             threading.Thread(target=preload, args=(shard_files(),), name="kgwalk-preload", daemon=True).start()
         port = sock.getsockname()[1]
-        server = uvicorn.Server(uvicorn.Config(create_app(cfg, retriever), host=host, port=port))
+        server = uvicorn.Server(uvicorn.Config(create_app(cfg, retriever, freeze_gc=True), host=host, port=port))
         print(f"kgwalk: serving {cfg.name!r} on http://{host}:{port}/ (API docs at /docs; Ctrl+C stops)", file=sys.stderr, flush=True)
         # uvicorn exits 3 when its startup fails, the code of a failed quality gate: said below instead
         with contextlib.suppress(KeyboardInterrupt, SystemExit):
