@@ -42,6 +42,10 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--format", help="pipe | tsv | csv | nt | parquet (default: by suffix)")
     r.add_argument("--spark", action="store_true", help="walk the affected roots as a Spark job (spark-submit jobs/refresh_walks.py)")
     _common(sub.add_parser("status", help="table versions and what each derived table and the index reflect"))
+    v = sub.add_parser("vacuum", help="delete the Delta files of table versions nothing reads any more (old versions a refresh replaced)")
+    _common(v)
+    v.add_argument("--keep-hours", type=int, default=24, help="keep files a table stopped using less than this long ago (default 24)")
+    v.add_argument("--dry-run", action="store_true", help="list what would be deleted; delete nothing")
     for command, text in (("query", "top-k nodes, then top-k walks of each (Eq. 3)"),
                           ("answer", "retrieve, then one LLM call with the paper's answer prompt (Fig. 2b; conf: answer.*)")):
         q = sub.add_parser(command, help=text)
@@ -209,6 +213,14 @@ def _status(args: argparse.Namespace) -> int:
     return 0
 
 
+def _vacuum(args: argparse.Namespace) -> int:
+    from kgwalk.refresh.vacuum import vacuum
+
+    report = vacuum(config_from_args(args), keep_hours=args.keep_hours, dry_run=args.dry_run)
+    print(json.dumps({"vacuum": report.summary(), "dry_run": report.dry_run, "files": report.files, "bytes": report.bytes}))
+    return 0
+
+
 def _refresh(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
     path, snapshot = args.changes or args.snapshot, bool(args.snapshot)
@@ -236,7 +248,7 @@ def _stage(args: argparse.Namespace) -> int:
 
 _HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "synth": _synth, "serve": _serve, "query": _query, "answer": _answer, "fit-paths": _fit_paths, "eval": _eval,
-    "status": _status, "refresh": _refresh, "build": _build,
+    "status": _status, "vacuum": _vacuum, "refresh": _refresh, "build": _build,
     **dict.fromkeys((s.command for s in STAGES), _stage),
 }
 

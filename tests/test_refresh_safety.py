@@ -3,6 +3,7 @@ readers see the old or the new index. Runs the real CLI in subprocesses."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -16,7 +17,8 @@ import pytest
 from corpus import MODEL, config, corpus, corpus_ids, index_points
 from kgwalk.faults import CRASH_ENV
 from kgwalk.index.store import collection_names, open_store
-from kgwalk.storage import read_table
+from kgwalk.refresh.status import status_data
+from kgwalk.storage import read_table, read_version
 from test_refresh import as_file, baseline, copy_of  # noqa: F401 - baseline is a fixture
 
 TESTS = Path(__file__).resolve().parent
@@ -163,3 +165,78 @@ def test_a_long_lived_retriever_answers_from_the_refreshed_index_once_it_lands(b
     assert after != before and answers(long_lived) == after
     long_lived.close()
     fresh.close()
+
+
+def vacuum_cli(cfg, *args: str) -> dict:
+    out = subprocess.run([sys.executable, "-m", "kgwalk.cli", "vacuum", "--warehouse", cfg.warehouse, "--name", cfg.name, *args],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def parquet_files(cfg) -> set[Path]:
+    return set(Path(cfg.root).rglob("*.parquet"))
+
+
+def a_triple(cfg, ops: list[tuple[str, str, str, str]]) -> tuple[str, str, str]:
+    """A triple of the KG as it is now: the first one the change set added and kept."""
+    present = {}
+    for h, r, t, op in ops:
+        present[(h, r, t)] = op == "add"
+    return next(triple for triple, added in present.items() if added)
+
+
+def test_vacuum_deletes_the_files_of_versions_nothing_reads(baseline, tmp_path):  # noqa: F811
+    cfg, ops, expected = copy_of(baseline, tmp_path)
+    assert refresh_cli(cfg, as_file(ops, tmp_path, "pipe")).returncode == 0
+    triple = a_triple(cfg, ops)
+    for k, op in enumerate(("remove", "add")):  # two more refreshes, the second undoing the first
+        path = tmp_path / f"again{k}.txt"
+        path.write_text("|".join([*triple, op]) + "\n")
+        assert refresh_cli(cfg, path).returncode == 0
+    assert corpus(cfg) == expected
+    files = parquet_files(cfg)
+    assert read_version(cfg.table("walks"), 0).num_rows  # time travel to the build's walks still works
+
+    assert vacuum_cli(cfg)["files"]["walks"] == 0  # by default files stay 24 hours after a table stops using them
+    dry = vacuum_cli(cfg, "--keep-hours", "0", "--dry-run")
+    assert dry["dry_run"] and parquet_files(cfg) == files
+    done = vacuum_cli(cfg, "--keep-hours", "0")
+    assert done["files"] == dry["files"] and done["files"]["walks"] and done["files"]["texts"]
+    assert len(files - parquet_files(cfg)) == sum(n for table, n in done["files"].items())  # the state table's files are Parquet too
+    assert not parquet_files(cfg) - files
+    with pytest.raises(Exception, match="(?i)not found|no such file"):  # the build's walks are gone ...
+        read_version(cfg.table("walks"), 0)
+    assert corpus(cfg) == expected  # ... what is read now is whole
+    previous = read_state_versions(cfg)
+    assert not [d for d in status_data(cfg)["derived"] if d["behind"]]
+    again = tmp_path / "again2.txt"
+    again.write_text("|".join([*triple, "remove"]) + "\n")
+    assert refresh_cli(cfg, again).returncode == 0  # and refreshes go on from it
+    assert read_state_versions(cfg)["walks"] == previous["walks"] + 1  # the vacuum committed nothing: no table looks behind
+
+
+def read_state_versions(cfg) -> dict[str, int]:
+    from kgwalk.state import read_state
+
+    return {table: row.version for table, row in read_state(cfg).items()}
+
+
+@pytest.mark.parametrize("point", ["walks.written", "texts.done", "index.prepared"])
+def test_a_vacuum_between_a_killed_refresh_and_its_rerun_keeps_what_the_rerun_reads(baseline, tmp_path, point):  # noqa: F811
+    """The killed refresh left tables whose state rows still name the versions before it: the
+    rerun diffs from those, so their files must stay, whatever --keep-hours says."""
+    cfg, ops, expected = copy_of(baseline, tmp_path)
+    changes = as_file(ops, tmp_path, "pipe")
+    assert refresh_cli(cfg, changes, crash_at=point).returncode == -signal.SIGKILL
+    vacuum_cli(cfg, "--keep-hours", "0")
+    rerun = refresh_cli(cfg, changes)
+    assert rerun.returncode == 0, rerun.stderr
+    assert corpus(cfg) == expected
+
+
+def test_vacuum_refuses_bad_input_in_one_line(tmp_path):
+    for args, message in ((["--keep-hours", "-1"], "--keep-hours must be >= 0"), ([], "no KG 'nothing'")):
+        out = subprocess.run([sys.executable, "-m", "kgwalk.cli", "vacuum", "--warehouse", str(tmp_path), "--name", "nothing", *args],
+                             capture_output=True, text=True, timeout=120)
+        assert out.returncode == 2 and message in out.stderr and len(out.stderr.strip().splitlines()) == 1, out.stderr
