@@ -57,7 +57,6 @@ def resolve_rerank(cfg: Config) -> str:
     return "none" if cfg.embed.model.startswith("hashing-") else "synthetic"
 
 
-
 @contextmanager
 def long_lived_frozen() -> Iterator[int]:
     """While a process answers questions (`kgwalk serve`, `kgwalk eval`), once its retriever is

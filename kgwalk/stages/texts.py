@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from kgwalk.config import Config
+from kgwalk.errors import KgwalkError
 from kgwalk.faults import crashpoint
 from kgwalk.stages.base import Stage, Step
-from kgwalk.errors import KgwalkError
 from kgwalk.stages.diff import isin, mentions, relabelled, remember_new_text_pairs, text_pairs, walks_diff
 from kgwalk.state import record
 from kgwalk.storage import read_table, read_version, write_table
