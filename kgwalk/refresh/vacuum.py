@@ -80,9 +80,9 @@ def vacuum(cfg: Config, *, keep_hours: int = 24, dry_run: bool = False) -> Vacuu
             # Listed by delta-rs, deleted here: its vacuum would also log itself as two commits,
             # moving every table's version and so making each derived table look behind its inputs.
             listed = table.vacuum(retention_hours=keep_hours, dry_run=True, enforce_retention_duration=False, full=True, keep_versions=keep)
-            paths = [folder / name for name in listed]
+            paths = [folder / name for name in listed if (folder / name).exists()]  # the log still names files an earlier vacuum deleted
             report.files[folder.name] = len(paths)
-            report.bytes[folder.name] = sum(p.stat().st_size for p in paths if p.exists())
+            report.bytes[folder.name] = sum(p.stat().st_size for p in paths)
             if not dry_run:
                 for path in paths:
                     path.unlink(missing_ok=True)
