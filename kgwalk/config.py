@@ -223,6 +223,12 @@ class QueryConf:
     # questions. A static embedder averages its tokens, so shared function words swamp the
     # relation words; tuned on MetaQA dev (bench/results/embed_quality_static.md)
     synthetic_content_mix: float = 0.5
+    # synthetic: what a path's relations are called should be what the question speaks of; a path
+    # gains this much per unit of its coverage (the mean over its question's content words of the
+    # best match among the question's: word-vector cosine, 1 for words of one stem; 0 = off).
+    # Word vectors are embed.model's (a static model: a lookup). Tuned on MetaQA dev, checked on
+    # other dev questions (bench/results/path_words.md)
+    synthetic_coverage: float = 0.3
     candidates: Count = 50  # walks fetched per node before reranking
     walk_budget: Count | None = None  # at most this many walks over all nodes, best first; None = k_nodes x k_walks
     max_question_chars: int = 2000

@@ -11,7 +11,8 @@ import pytest
 
 import corpus
 from kgwalk.query import Retriever
-from kgwalk.query.synthetic import SyntheticPrior, content_words, corpus_paths, embed_cached, expected_hops, path_questions
+from kgwalk.query.synthetic import (SyntheticPrior, content_words, corpus_paths, embed_cached, expected_hops, path_questions, same_stem,
+                                    words_of)
 from kgwalk.verbalize.template import TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
@@ -177,6 +178,51 @@ def test_the_path_match_mixes_in_the_content_words_of_both(tmp_path, monkeypatch
     assert best(0.5) == ("directed_by>", [question, "listed director"])
     with pytest.raises(Exception, match="synthetic_content_mix"):
         SyntheticPrior(paths, TemplateVerbalizer({}), Lookup(), "lookup", 0.02, words_per_hop=1.0, hop_weight=0.0, content_mix=1.5)
+
+
+def test_words_of_one_stem_count_as_one_word():
+    assert words_of("who is the director of E, what did E's director direct?") == ["director", "e's", "direct"]
+    assert words_of("what starred in something, which was directed by something, which wrote E?") == ["starred", "directed", "wrote"]
+    assert same_stem("director", "directed") and same_stem("writer", "screenwriter") and same_stem("films", "film")
+    assert not same_stem("acted", "actors") and not same_stem("wrote", "written") and not same_stem("the", "then")
+
+
+def test_a_path_with_a_relation_the_question_does_not_speak_of_loses(tmp_path, monkeypatch):
+    """"who wrote movies that share actors with E": the path through a director reads a little closer as a
+    sentence, but nothing in the question speaks of directing; the path of actors, then the writer, wins."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    mapped = TemplateVerbalizer({"starred_actors": ["starred", "starred in"], "written_by": ["was written by", "wrote"],
+                                 "directed_by": ["was directed by", "directed"]})
+    actors = (["starred_actors", "starred_actors", "written_by"], [False, True, False])
+    director = (["written_by", "directed_by", "starred_actors"], [False, True, False])
+    axis = np.eye(6, dtype=np.float32)
+    # "director" is as far from "directed" as any word here: only their stem makes them one
+    words = {"wrote": axis[0], "starred": 0.8 * axis[1] + 0.6 * axis[2], "actors": axis[1], "directed": axis[3], "director": axis[5]}
+
+    class Words:  # sentences: the director path's readings lie 0.01 closer to the question; words as above
+        def encode(self, texts):
+            sentence = [axis[0] if "directed" in t else 0.99 * axis[0] + np.sqrt(1 - 0.99**2) * axis[5] for t in texts if " " in t]
+            return np.array(sentence or [words.get(t, axis[4]) for t in texts], np.float32)
+
+    walks = [_Walk(signature(*actors)), _Walk(signature(*director))]
+    question = "who wrote movies that share actors with E"
+
+    def best(coverage: float) -> str:
+        prior = SyntheticPrior([actors, director], mapped, Words(), f"words-{coverage}", 0.02, words_per_hop=1.0, hop_weight=0.0,
+                               content_mix=0.0, center=False, coverage=coverage)
+        covered = prior.coverages([w.signature for w in walks], question) if coverage else None
+        return walks[int(np.argmax(prior.shares(question, axis[:1], walks)))].signature, covered
+
+    assert best(0.0)[0] == signature(*director)  # the sentences alone
+    chosen, covered = best(0.3)
+    assert chosen == signature(*actors)
+    assert np.allclose(covered, [(1.0 + 0.8) / 2, (0.8 + 0.0 + 1.0) / 3])  # wrote, starred | starred, directed, wrote
+    # one stem: a question that speaks of the director covers "directed" fully (starred: nothing, wrote: itself)
+    prior = SyntheticPrior([actors, director], mapped, Words(), "words", 0.02, words_per_hop=1.0, hop_weight=0.0, content_mix=0.0,
+                           center=False, coverage=0.3)
+    assert np.isclose(prior.coverages([signature(*director)], "who wrote movies of the director of E")[0], (0.0 + 1.0 + 1.0) / 3)
+    with pytest.raises(Exception, match="synthetic_coverage"):
+        SyntheticPrior([actors], mapped, Words(), "words", 0.02, words_per_hop=1.0, hop_weight=0.0, content_mix=0.0, coverage=-0.1)
 
 
 def _unit_rows(x: np.ndarray) -> np.ndarray:

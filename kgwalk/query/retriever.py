@@ -150,7 +150,7 @@ class Retriever:
             from kgwalk.query.synthetic import SyntheticPrior
 
             if self.rerank == "synthetic":
-                self._prior = SyntheticPrior.load(self.cfg, self.prior_embedder, self.prior_model)
+                self._prior = SyntheticPrior.load(self.cfg, self.prior_embedder, self.prior_model, words_embedder=self.embedder)
             else:
                 self._prior = PathPrior.load(self.cfg, self.prior_model)
         return self._prior

@@ -27,6 +27,15 @@ Three corrections make the cosines tell paths apart (bench/results/zero_shot_ran
   of both (function words and the placeholders left out: "listed director" to "directed"), and
   the two cosines mixed; the question's content words are encoded in the batch with the question.
 
+A fourth adds what a sentence vector blurs: each of the path's words should be one the question
+speaks of (query.synthetic_coverage). "who wrote movies that share actors with E" reads about as
+close to "what starred in something, which was directed by something, which wrote E?" as to "what
+wrote something, which starred something, which starred in E?", though nothing in it speaks of
+directing. Per path, each content word of its question (read from the answer) takes its best
+match among the question's content words (the cosine of their word vectors, 1 for words of one
+stem: "director" and "directed", "screenwriter" and "writer"); their mean, the path's coverage,
+adds synthetic_coverage to its cosine per unit (bench/results/path_words.md).
+
 Measured on MetaQA dev (bench/results/zero_shot_ranking.md): either reading alone ranks the
 answer path first less often than the better of the two (the end-first one misses "what year
 was E released", the topic-first one "who directed the films written by E"), and the walk's own
@@ -66,6 +75,8 @@ FUNCTION_WORDS = frozenset({
 })
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 PLACEHOLDER = "something"  # a path question's inner entities
+STEM = 4  # leading letters two words of at least this length share to count as one word
+MAX_WORDS = 200_000  # word vectors a prior keeps: a server's questions keep bringing new words
 
 
 def content_words(text: str) -> str:
@@ -73,6 +84,21 @@ def content_words(text: str) -> str:
     names relations and types; the text itself where nothing is left."""
     words = [w for w in _WORD.findall(text) if w.lower() not in FUNCTION_WORDS and w.lower() != PLACEHOLDER]
     return " ".join(words) or text
+
+
+def words_of(text: str) -> list[str]:
+    """The distinct content words of `text`, lower-cased, in order (none where only function words
+    and placeholders are left)."""
+    words = (w.lower() for w in _WORD.findall(text))
+    return list(dict.fromkeys(w for w in words if w not in FUNCTION_WORDS and w != PLACEHOLDER))
+
+
+def same_stem(a: str, b: str) -> bool:
+    """Two forms of one word, as far as spelling tells: both begin with the same STEM letters
+    ("directed", "director") or one holds the other ("writer", "screenwriter")."""
+    if len(a) < STEM or len(b) < STEM:
+        return a == b
+    return a[:STEM] == b[:STEM] or a in b or b in a
 
 
 def expected_hops(masked_question: str, words_per_hop: float) -> float:
@@ -165,15 +191,21 @@ class SyntheticPrior:
 
     def __init__(self, paths: list[tuple[list[str], list[bool]]], verbalizer: TemplateVerbalizer,
                  embedder: Embedder, model: str, temperature: float, *, words_per_hop: float, hop_weight: float,
-                 content_mix: float, center: bool = True) -> None:
+                 content_mix: float, center: bool = True, coverage: float = 0.0, words_embedder: Embedder | None = None,
+                 words_model: str | None = None) -> None:
+        """`coverage`: query.synthetic_coverage (0: off); its word vectors come from `words_embedder` (`words_model`'s;
+        the prior's own embedder and model when None)."""
         if temperature <= 0:
             raise KgwalkError(f"query.synthetic_temperature must be > 0, got {temperature}")
         if words_per_hop <= 0 or hop_weight < 0:
             raise KgwalkError(f"query.words_per_hop must be > 0 and query.hop_weight >= 0, got {words_per_hop} and {hop_weight}")
         if not 0.0 <= content_mix <= 1.0:
             raise KgwalkError(f"query.synthetic_content_mix must be within [0, 1], got {content_mix}")
+        if coverage < 0:
+            raise KgwalkError(f"query.synthetic_coverage must be >= 0, got {coverage}")
         self.verbalizer, self.embedder, self.temperature = verbalizer, embedder, temperature
         self.words_per_hop, self.hop_weight, self.content_mix = words_per_hop, hop_weight, content_mix
+        self.coverage, self.words_embedder = coverage, words_embedder or embedder
         self.questions = {signature(r, i): path_questions(r, i, verbalizer) for r, i in paths}
         # per form (the whole questions; their content words where mixed in): path -> (readings, dim)
         # vectors, and the mean path question the form's cosines are taken less (0: no centring)
@@ -187,6 +219,10 @@ class SyntheticPrior:
                 self.vectors[form] = dict(zip(self.questions, vectors.reshape(len(self.questions), READINGS, -1)))
                 if center:
                     self.centers[form] = vectors.mean(axis=0)
+        self.word_vectors: dict[str, np.ndarray] = {}
+        if coverage and self.questions:
+            vocabulary = list(dict.fromkeys(w for from_end, _ in self.questions.values() for w in words_of(from_end)))
+            self.word_vectors = dict(zip(vocabulary, embed_cached(self.words_embedder, words_model or model, vocabulary)))
 
     @staticmethod
     def _form(text: str, form: str) -> str:
@@ -198,8 +234,9 @@ class SyntheticPrior:
         return self.centers["whole"]
 
     @classmethod
-    def load(cls, cfg: Config, embedder: Embedder, model: str) -> SyntheticPrior:
-        """`embedder`: `model`'s, query.prior_encoder's (the walks' embed.model by default)."""
+    def load(cls, cfg: Config, embedder: Embedder, model: str, *, words_embedder: Embedder | None = None) -> SyntheticPrior:
+        """`embedder`: `model`'s, query.prior_encoder's (the walks' embed.model by default); `words_embedder`: embed.model's,
+        for the word vectors of query.synthetic_coverage (the prior's own when None)."""
         from kgwalk.storage import table_exists
 
         if not table_exists(cfg.table("walks")):
@@ -208,7 +245,8 @@ class SyntheticPrior:
         paths = read_corpus_paths(cfg.table("walks"), cfg.table("relations"))
         q = cfg.query
         return cls(paths, TemplateVerbalizer(cfg.verbalize.phrases), embedder, model, q.synthetic_temperature,
-                   words_per_hop=q.words_per_hop, hop_weight=q.hop_weight, content_mix=q.synthetic_content_mix, center=q.synthetic_center)
+                   words_per_hop=q.words_per_hop, hop_weight=q.hop_weight, content_mix=q.synthetic_content_mix, center=q.synthetic_center,
+                   coverage=q.synthetic_coverage, words_embedder=words_embedder, words_model=cfg.embed.model if words_embedder else None)
 
     def _vectors_of(self, sigs: list[str], form: str) -> np.ndarray:
         """(paths, readings, dim): the vectors of each path's questions in `form`; a path the corpus did not have at load (a refresh
@@ -231,6 +269,29 @@ class SyntheticPrior:
         # einsum, not BLAS: see PathPrior.votes (OpenBLAS's spinning threads slow the next embedding)
         return np.einsum("ikj,j->ik", _unit(self._vectors_of(sigs, form) - center), q).max(axis=1)
 
+    def _word_vectors(self, words: list[str]) -> np.ndarray:
+        new = [w for w in words if w not in self.word_vectors]
+        if new:
+            if len(self.word_vectors) > MAX_WORDS:
+                self.word_vectors = {}
+                new = words
+            self.word_vectors.update(zip(new, _unit(self.words_embedder.encode(new))))
+        return np.stack([self.word_vectors[w] for w in words])
+
+    def coverages(self, sigs: list[str], masked_question: str) -> np.ndarray:
+        """Per path, how much of it the question speaks of: the mean over the content words of its question (read from
+        the answer) of each one's best match among the question's (cosine of word vectors; 1 for one stem)."""
+        asked = words_of(masked_question)
+        path_words = [words_of(self.questions[s][0]) for s in sigs]
+        vocabulary = list(dict.fromkeys(w for words in path_words for w in words))
+        if not asked or not vocabulary:
+            return np.zeros(len(sigs))
+        # einsum, not BLAS: see PathPrior.votes
+        match = np.einsum("ij,kj->ik", self._word_vectors(vocabulary), self._word_vectors(asked))
+        stems = np.array([[same_stem(a, b) for b in asked] for a in vocabulary])
+        best = dict(zip(vocabulary, np.where(stems, 1.0, match).max(axis=1).tolist()))
+        return np.array([sum(best[w] for w in words) / len(words) if words else 0.0 for words in path_words])
+
     @staticmethod
     def question_texts(masked_question: str, content_mix: float) -> list[str]:
         """What the retriever encodes for this prior (before loading it: a question fails on search first): the masked
@@ -247,6 +308,8 @@ class SyntheticPrior:
             sims = (1 - self.content_mix) * sims + self.content_mix * self._cosines(sigs, masked_vectors[1], "content")
         steps = np.array([s.count("|") + 1 for s in sigs])
         sims = sims - self.hop_weight * np.abs(steps - expected_hops(masked_question, self.words_per_hop))
+        if self.coverage:
+            sims = sims + self.coverage * self.coverages(sigs, masked_question)
         weights = np.exp((sims - sims.max()) / self.temperature)
         per_path = weights / weights.sum()
         return np.array([per_path[first[w.signature]] for w in walks])

@@ -1,0 +1,115 @@
+"""The synthetic prior's word coverage (query.synthetic_coverage: each word of a path's question
+should be one the question speaks of) on MetaQA dev, plain questions, zero-shot: off (0, before)
+against the default (0.3), with MetaQA's phrase map and with automatic phrases for the path
+questions, on the eval's 1,000-question sample per hop count (where 0.3 was chosen) and on 1,500
+other dev questions per hop count (not looked at while choosing).
+
+    flock /tmp/kgwalk-heavy.lock .venv/bin/python bench/path_words.py --warehouse /tmp/s19/mq --name metaqa
+                                                                   # bench/results/path_words.md, ~15 min
+
+Each row is its own process (`--row`), before and after alternating; every process asks its
+questions twice with one retriever, in walk mode (the retrieval API: context recall@3 of its
+3 x 3 walks) and in ego mode (`kgwalk answer`'s context: its answer-set recall); the ranking, and
+so extractive Hits@1, is the same in both. The warehouse is any MetaQA corpus; the rows force
+query.rerank=synthetic, so a fitted prior there is not used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from report import save_report
+
+from kgwalk.eval.metaqa import Question, load_questions, question_file, sample, score_retrieval
+from kgwalk.query import Retriever
+
+DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "metaqa"
+HOPS = (1, 2, 3)
+PHRASES = {"map": ("MetaQA's phrase map", []), "automatic": ("automatic (verbalize.phrases emptied)", ["verbalize.phrases={}"])}
+QUESTIONS = {"sample": "the eval's 1,000 per hop count (chosen on)", "other": "1,500 other dev questions per hop count"}
+COVERAGE = {"0": "off (before)", "0.3": "0.3 (the default)"}
+
+
+def questions(hops: int, which: str) -> list[Question]:
+    every = load_questions(question_file(DATA, hops, "dev"))
+    chosen = sample(every, 1000)  # what `kgwalk eval --limit 1000` asks
+    if which == "sample":
+        return chosen
+    seen = {q.text for q in chosen}
+    return sample([q for q in every if q.text not in seen], 1500, seed=1)
+
+
+def run_row(warehouse: str, name: str, phrases: str, which: str, coverage: str) -> list[dict]:
+    settings = ["query.rerank=synthetic", f"query.synthetic_coverage={coverage}", *PHRASES[phrases][1]]
+    retriever = Retriever.from_config(None, settings, name=name, warehouse=warehouse)
+    retriever.warm_up()
+    rows = []
+    for hops in HOPS:
+        asked = questions(hops, which)
+        for mode in ("walks", "ego"):
+            class InMode:  # score_retrieval asks in the configured mode; this row's asks in `mode`
+                @staticmethod
+                def retrieve(text: str, k_nodes: int | None = None, k_walks: int | None = None):
+                    return retriever.retrieve(text, k_nodes, k_walks, mode=mode)
+
+            rows.append({"mode": mode} | asdict(score_retrieval(InMode(), asked, hops, plain=True)))
+    return rows
+
+
+def tabulate(results: dict[tuple[str, str, str], list[dict]], commit: str) -> None:
+    body = ["| path questions | dev questions | coverage | extractive Hits@1 (1/2/3) | Hits@1 mean | context recall@3, walks (1/2/3) "
+            "| context recall, answer's context (1/2/3) | multi-answer answer-set recall, answer's context (1/2/3) | retrieval ms p50, walks (1/2/3) |",
+            "|---|---|---|---|---:|---|---|---|---|"]
+    for (phrases, which, coverage), rows in results.items():
+        walks = [r for r in rows if r["mode"] == "walks"]
+        ego = [r for r in rows if r["mode"] == "ego"]
+
+        def per_hop(rs: list[dict], key: str) -> str:
+            return " / ".join(f"{r[key]:.3f}" for r in rs)
+
+        mean = 100 * sum(r["extractive_hits1"] for r in walks) / len(walks)
+        p50 = " / ".join(f"{r['latency_ms']['retrieval']['p50']:.1f}" for r in walks)
+        body.append(f"| {PHRASES[phrases][0]} | {QUESTIONS[which]} | {COVERAGE[coverage]} | {per_hop(walks, 'extractive_hits1')} | {mean:.1f} "
+                    f"| {per_hop(walks, 'context_recall')} | {per_hop(ego, 'context_recall')} | {per_hop(ego, 'multi_answer_recall')} | {p50} |")
+    facts = [
+        "- measured " + time.strftime("%Y-%m-%d") + f"; kgwalk git {commit}; MetaQA **dev**, plain questions (brackets dropped), zero-shot "
+        "(query.rerank=synthetic, no labelled data); the whole MetaQA KB's corpus (static walk vectors, MiniLM prior encoder, `paths` BFS)",
+        "- coverage: per path, the mean over its question's content words (read from the answer) of the best match among the question's "
+        "(cosine of embed.model's word vectors; 1 for one stem); the path's cosine gains query.synthetic_coverage x that",
+        "- the phrase setting changes the prior's path questions only: walk texts and vectors are the corpus's (phrase map)",
+        "- walks: the retrieval API's 3 x 3 walks with their answer-set lists; answer's context: ego mode, the top nodes' ego-graph lines "
+        "(what `kgwalk answer` reads); multi-answer: questions with more than one gold answer",
+        "- one process per row, before and after alternating, under the heavy-job lock; 2 shared cores",
+    ]
+    save_report("path_words", "The synthetic prior's word coverage (query.synthetic_coverage), MetaQA dev, zero-shot", facts, body)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--warehouse", required=True)
+    p.add_argument("--name", required=True, help="a MetaQA corpus")
+    p.add_argument("--row", nargs=3, metavar=("PHRASES", "QUESTIONS", "COVERAGE"), help="run one row, print its JSON")
+    args = p.parse_args()
+    if args.row:
+        print(json.dumps(run_row(args.warehouse, args.name, *args.row)))
+        return
+    results = {}
+    for phrases in PHRASES:
+        for which in QUESTIONS:
+            for coverage in COVERAGE:
+                command = [sys.executable, __file__, "--warehouse", args.warehouse, "--name", args.name, "--row", phrases, which, coverage]
+                done = subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True)
+                results[(phrases, which, coverage)] = json.loads(done.stdout.splitlines()[-1])
+                print(phrases, which, coverage, "done", flush=True)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False).stdout.strip()
+    tabulate(results, commit)
+
+
+if __name__ == "__main__":
+    main()
