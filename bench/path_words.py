@@ -2,10 +2,13 @@
 should be one the question speaks of) on MetaQA dev, plain questions, zero-shot: off (0, before)
 against the default (0.3), with MetaQA's phrase map and with automatic phrases for the path
 questions, on the eval's 1,000-question sample per hop count (where 0.3 was chosen) and on 1,500
-other dev questions per hop count (not looked at while choosing).
+other dev questions per hop count (not looked at while choosing); with `--test`, on MetaQA test,
+once, with the phrase map (the eval's 1,000 test questions per hop count; nothing chosen there).
 
     flock /tmp/kgwalk-heavy.lock .venv/bin/python bench/path_words.py --warehouse /tmp/s19/mq --name metaqa
                                                                    # bench/results/path_words.md, ~15 min
+    flock /tmp/kgwalk-heavy.lock .venv/bin/python bench/path_words.py --warehouse /tmp/s19/mq --name metaqa --test
+                                                                   # bench/results/path_words_test.md
 
 Each row is its own process (`--row`), before and after alternating; every process asks its
 questions twice with one retriever, in walk mode (the retrieval API: context recall@3 of its
@@ -32,14 +35,15 @@ from kgwalk.query import Retriever
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "metaqa"
 HOPS = (1, 2, 3)
 PHRASES = {"map": ("MetaQA's phrase map", []), "automatic": ("automatic (verbalize.phrases emptied)", ["verbalize.phrases={}"])}
-QUESTIONS = {"sample": "the eval's 1,000 per hop count (chosen on)", "other": "1,500 other dev questions per hop count"}
+QUESTIONS = {"sample": "the eval's 1,000 per hop count (chosen on)", "other": "1,500 other dev questions per hop count",
+             "test": "MetaQA **test**: the eval's 1,000 per hop count, once"}
 COVERAGE = {"0": "off (before)", "0.3": "0.3 (the default)"}
 
 
 def questions(hops: int, which: str) -> list[Question]:
-    every = load_questions(question_file(DATA, hops, "dev"))
+    every = load_questions(question_file(DATA, hops, "test" if which == "test" else "dev"))
     chosen = sample(every, 1000)  # what `kgwalk eval --limit 1000` asks
-    if which == "sample":
+    if which != "other":
         return chosen
     seen = {q.text for q in chosen}
     return sample([q for q in every if q.text not in seen], 1500, seed=1)
@@ -62,7 +66,7 @@ def run_row(warehouse: str, name: str, phrases: str, which: str, coverage: str) 
     return rows
 
 
-def tabulate(results: dict[tuple[str, str, str], list[dict]], commit: str) -> None:
+def tabulate(results: dict[tuple[str, str, str], list[dict]], commit: str, test: bool) -> None:
     body = ["| path questions | dev questions | coverage | extractive Hits@1 (1/2/3) | Hits@1 mean | context recall@3, walks (1/2/3) "
             "| context recall, answer's context (1/2/3) | multi-answer answer-set recall, answer's context (1/2/3) | retrieval ms p50, walks (1/2/3) |",
             "|---|---|---|---|---:|---|---|---|---|"]
@@ -78,7 +82,7 @@ def tabulate(results: dict[tuple[str, str, str], list[dict]], commit: str) -> No
         body.append(f"| {PHRASES[phrases][0]} | {QUESTIONS[which]} | {COVERAGE[coverage]} | {per_hop(walks, 'extractive_hits1')} | {mean:.1f} "
                     f"| {per_hop(walks, 'context_recall')} | {per_hop(ego, 'context_recall')} | {per_hop(ego, 'multi_answer_recall')} | {p50} |")
     facts = [
-        "- measured " + time.strftime("%Y-%m-%d") + f"; kgwalk git {commit}; MetaQA **dev**, plain questions (brackets dropped), zero-shot "
+        "- measured " + time.strftime("%Y-%m-%d") + f"; kgwalk git {commit}; MetaQA **{'test' if test else 'dev'}**, plain questions (brackets dropped), zero-shot "
         "(query.rerank=synthetic, no labelled data); the whole MetaQA KB's corpus (static walk vectors, MiniLM prior encoder, `paths` BFS)",
         "- coverage: per path, the mean over its question's content words (read from the answer) of the best match among the question's "
         "(cosine of embed.model's word vectors; 1 for one stem); the path's cosine gains query.synthetic_coverage x that",
@@ -87,28 +91,32 @@ def tabulate(results: dict[tuple[str, str, str], list[dict]], commit: str) -> No
         "(what `kgwalk answer` reads); multi-answer: questions with more than one gold answer",
         "- one process per row, before and after alternating, under the heavy-job lock; 2 shared cores",
     ]
-    save_report("path_words", "The synthetic prior's word coverage (query.synthetic_coverage), MetaQA dev, zero-shot", facts, body)
+    if test:
+        save_report("path_words_test", "The synthetic prior's word coverage (query.synthetic_coverage), MetaQA test once, zero-shot", facts, body)
+    else:
+        save_report("path_words", "The synthetic prior's word coverage (query.synthetic_coverage), MetaQA dev, zero-shot", facts, body)
 
 
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--warehouse", required=True)
     p.add_argument("--name", required=True, help="a MetaQA corpus")
+    p.add_argument("--test", action="store_true", help="MetaQA test, once, phrase map only: bench/results/path_words_test.md")
     p.add_argument("--row", nargs=3, metavar=("PHRASES", "QUESTIONS", "COVERAGE"), help="run one row, print its JSON")
     args = p.parse_args()
     if args.row:
         print(json.dumps(run_row(args.warehouse, args.name, *args.row)))
         return
     results = {}
-    for phrases in PHRASES:
-        for which in QUESTIONS:
+    for phrases in ["map"] if args.test else PHRASES:
+        for which in ["test"] if args.test else ["sample", "other"]:
             for coverage in COVERAGE:
                 command = [sys.executable, __file__, "--warehouse", args.warehouse, "--name", args.name, "--row", phrases, which, coverage]
                 done = subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True)
                 results[(phrases, which, coverage)] = json.loads(done.stdout.splitlines()[-1])
                 print(phrases, which, coverage, "done", flush=True)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False).stdout.strip()
-    tabulate(results, commit)
+    tabulate(results, commit, args.test)
 
 
 if __name__ == "__main__":
