@@ -67,7 +67,7 @@ def run_row(warehouse: str, name: str, phrases: str, which: str, coverage: str) 
 
 
 def tabulate(results: dict[tuple[str, str, str], list[dict]], commit: str, test: bool) -> None:
-    body = ["| path questions | dev questions | coverage | extractive Hits@1 (1/2/3) | Hits@1 mean | context recall@3, walks (1/2/3) "
+    body = ["| path questions | questions | coverage | extractive Hits@1 (1/2/3) | Hits@1 mean | context recall@3, walks (1/2/3) "
             "| context recall, answer's context (1/2/3) | multi-answer answer-set recall, answer's context (1/2/3) | retrieval ms p50, walks (1/2/3) |",
             "|---|---|---|---|---:|---|---|---|---|"]
     for (phrases, which, coverage), rows in results.items():
