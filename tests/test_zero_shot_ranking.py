@@ -221,6 +221,13 @@ def test_a_path_with_a_relation_the_question_does_not_speak_of_loses(tmp_path, m
     prior = SyntheticPrior([actors, director], mapped, Words(), "words", 0.02, words_per_hop=1.0, hop_weight=0.0, content_mix=0.0,
                            center=False, coverage=0.3)
     assert np.isclose(prior.coverages([signature(*director)], "who wrote movies of the director of E")[0], (0.0 + 1.0 + 1.0) / 3)
+    # a long-lived prior keeps a bounded number of word vectors, and the coverages do not change when it starts over
+    monkeypatch.setattr("kgwalk.query.synthetic.MAX_WORDS", 4)
+    asked = [f"who wrote movies of the director {word} of E" for word in ("alpha", "bravo", "charlie", "delta", "echo")]
+    bounded = [prior.coverages([signature(*actors), signature(*director)], q) for q in asked]
+    assert len(prior.word_vectors) <= 4 + len(words_of(asked[0]))  # 10 without starting over
+    monkeypatch.setattr("kgwalk.query.synthetic.MAX_WORDS", 10_000)
+    assert np.allclose(bounded, [prior.coverages([signature(*actors), signature(*director)], q) for q in asked])
     with pytest.raises(Exception, match="synthetic_coverage"):
         SyntheticPrior([actors], mapped, Words(), "words", 0.02, words_per_hop=1.0, hop_weight=0.0, content_mix=0.0, coverage=-0.1)
 

@@ -270,13 +270,16 @@ class SyntheticPrior:
         return np.einsum("ikj,j->ik", _unit(self._vectors_of(sigs, form) - center), q).max(axis=1)
 
     def _word_vectors(self, words: list[str]) -> np.ndarray:
-        new = [w for w in words if w not in self.word_vectors]
-        if new:
-            if len(self.word_vectors) > MAX_WORDS:
+        """Unit vectors of `words`, embedded once. A server's threads may share the prior: the cache is
+        replaced when full, never emptied in place, so the one this call looked in keeps its words."""
+        known = self.word_vectors
+        new = [w for w in words if w not in known]
+        found = dict(zip(new, _unit(self.words_embedder.encode(new)))) if new else {}
+        if found:
+            if len(known) > MAX_WORDS:
                 self.word_vectors = {}
-                new = words
-            self.word_vectors.update(zip(new, _unit(self.words_embedder.encode(new))))
-        return np.stack([self.word_vectors[w] for w in words])
+            self.word_vectors.update(found)
+        return np.stack([found[w] if w in found else known[w] for w in words])
 
     def coverages(self, sigs: list[str], masked_question: str) -> np.ndarray:
         """Per path, how much of it the question speaks of: the mean over the content words of its question (read from
