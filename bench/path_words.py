@@ -10,6 +10,9 @@ once, with the phrase map (the eval's 1,000 test questions per hop count; nothin
     flock /tmp/kgwalk-heavy.lock .venv/bin/python bench/path_words.py --warehouse /tmp/s19/mq --name metaqa --test
                                                                    # bench/results/path_words_test.md
 
+With `--baseline-src` (a checkout of older kgwalk, e.g. `git worktree add --detach /tmp/kgwalk-base
+<ref>`), that code's default rows run beside these, in the same alternation.
+
 Each row is its own process (`--row`), before and after alternating; every process asks its
 questions twice with one retriever, in walk mode (the retrieval API: context recall@3 of its
 3 x 3 walks) and in ego mode (`kgwalk answer`'s context: its answer-set recall); the ranking, and
@@ -21,13 +24,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
 
-from report import save_report
+from report import git_head, save_report
 
 from kgwalk.eval.metaqa import Question, load_questions, question_file, sample, score_retrieval
 from kgwalk.query import Retriever
@@ -37,7 +41,7 @@ HOPS = (1, 2, 3)
 PHRASES = {"map": ("MetaQA's phrase map", []), "automatic": ("automatic (verbalize.phrases emptied)", ["verbalize.phrases={}"])}
 QUESTIONS = {"sample": "the eval's 1,000 per hop count (chosen on)", "other": "1,500 other dev questions per hop count",
              "test": "MetaQA **test**: the eval's 1,000 per hop count, once"}
-COVERAGE = {"0": "off (before)", "0.3": "0.3 (the default)"}
+COVERAGE = {"0": "off", "0.3": "0.3 (the default)"}
 
 
 def questions(hops: int, which: str) -> list[Question]:
@@ -66,11 +70,11 @@ def run_row(warehouse: str, name: str, phrases: str, which: str, coverage: str) 
     return rows
 
 
-def tabulate(results: dict[tuple[str, str, str], list[dict]], commit: str, test: bool) -> None:
-    body = ["| path questions | questions | coverage | extractive Hits@1 (1/2/3) | Hits@1 mean | context recall@3, walks (1/2/3) "
+def tabulate(results: dict[tuple[str, str, str, str], list[dict]], commit: str, test: bool) -> None:
+    body = ["| path questions | questions | kgwalk | coverage | extractive Hits@1 (1/2/3) | Hits@1 mean | context recall@3, walks (1/2/3) "
             "| context recall, answer's context (1/2/3) | multi-answer answer-set recall, answer's context (1/2/3) | retrieval ms p50, walks (1/2/3) |",
-            "|---|---|---|---|---:|---|---|---|---|"]
-    for (phrases, which, coverage), rows in results.items():
+            "|---|---|---|---|---|---:|---|---|---|---|"]
+    for (phrases, which, source, coverage), rows in results.items():
         walks = [r for r in rows if r["mode"] == "walks"]
         ego = [r for r in rows if r["mode"] == "ego"]
 
@@ -79,7 +83,7 @@ def tabulate(results: dict[tuple[str, str, str], list[dict]], commit: str, test:
 
         mean = 100 * sum(r["extractive_hits1"] for r in walks) / len(walks)
         p50 = " / ".join(f"{r['latency_ms']['retrieval']['p50']:.1f}" for r in walks)
-        body.append(f"| {PHRASES[phrases][0]} | {QUESTIONS[which]} | {COVERAGE[coverage]} | {per_hop(walks, 'extractive_hits1')} | {mean:.1f} "
+        body.append(f"| {PHRASES[phrases][0]} | {QUESTIONS[which]} | {source} | {COVERAGE[coverage]} | {per_hop(walks, 'extractive_hits1')} | {mean:.1f} "
                     f"| {per_hop(walks, 'context_recall')} | {per_hop(ego, 'context_recall')} | {per_hop(ego, 'multi_answer_recall')} | {p50} |")
     facts = [
         "- measured " + time.strftime("%Y-%m-%d") + f"; kgwalk git {commit}; MetaQA **{'test' if test else 'dev'}**, plain questions (brackets dropped), zero-shot "
@@ -91,6 +95,8 @@ def tabulate(results: dict[tuple[str, str, str], list[dict]], commit: str, test:
         "(what `kgwalk answer` reads); multi-answer: questions with more than one gold answer",
         "- one process per row, before and after alternating, under the heavy-job lock; 2 shared cores",
     ]
+    facts += [f"- {label}: that commit's code at its default coverage, run from its own checkout"
+              for label in dict.fromkeys(key[2] for key in results) if label.startswith("baseline")]
     if test:
         save_report("path_words_test", "The synthetic prior's word coverage (query.synthetic_coverage), MetaQA test once, zero-shot", facts, body)
     else:
@@ -101,21 +107,25 @@ def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--warehouse", required=True)
     p.add_argument("--name", required=True, help="a MetaQA corpus")
+    p.add_argument("--baseline-src", help="a checkout of older kgwalk: its rows at the default coverage beside these")
     p.add_argument("--test", action="store_true", help="MetaQA test, once, phrase map only: bench/results/path_words_test.md")
     p.add_argument("--row", nargs=3, metavar=("PHRASES", "QUESTIONS", "COVERAGE"), help="run one row, print its JSON")
     args = p.parse_args()
     if args.row:
         print(json.dumps(run_row(args.warehouse, args.name, *args.row)))
         return
+    commit = git_head(Path(__file__).parent)
+    runs = [(f"baseline ({git_head(args.baseline_src)})", args.baseline_src, "0.3")] if args.baseline_src else []
+    runs += [(f"this checkout ({commit})", None, coverage) for coverage in COVERAGE]
     results = {}
     for phrases in ["map"] if args.test else PHRASES:
         for which in ["test"] if args.test else ["sample", "other"]:
-            for coverage in COVERAGE:
+            for source_label, source, coverage in runs:
                 command = [sys.executable, __file__, "--warehouse", args.warehouse, "--name", args.name, "--row", phrases, which, coverage]
-                done = subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True)
-                results[(phrases, which, coverage)] = json.loads(done.stdout.splitlines()[-1])
-                print(phrases, which, coverage, "done", flush=True)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False).stdout.strip()
+                env = dict(os.environ, PYTHONPATH=source) if source else None
+                done = subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True, env=env)
+                results[(phrases, which, source_label, coverage)] = json.loads(done.stdout.splitlines()[-1])
+                print(phrases, which, source_label, coverage, "done", flush=True)
     tabulate(results, commit, args.test)
 
 

@@ -67,10 +67,11 @@ CACHE = "synthetic"
 
 READINGS = 2  # questions per path: from its end, from the topic
 # English function words: what is left of a question without them (and its masked topic) names
-# the relations and the types it asks about
+# the relations and the types it asks about. "has" among them: automatic phrases read a noun
+# relation backwards as "has" ("what has starred actors E?"), a word no question needs to match
 FUNCTION_WORDS = frozenset({
     "a", "an", "the", "of", "in", "on", "by", "to", "for", "is", "are", "was", "were", "be", "been", "did",
-    "do", "does", "what", "which", "who", "whom", "whose", "that", "this", "these", "those", "and", "or",
+    "do", "does", "has", "have", "had", "what", "which", "who", "whom", "whose", "that", "this", "these", "those", "and", "or",
     "with", "as", "at", "from", "it", "its", "their", "his", "her", "they", "there", "e",
 })
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
