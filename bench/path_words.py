@@ -3,7 +3,7 @@ should be one the question speaks of) on MetaQA dev, plain questions, zero-shot:
 against the default (0.3), with MetaQA's phrase map and with automatic phrases for the path
 questions, on the eval's 1,000-question sample per hop count (where 0.3 was chosen) and on 1,500
 other dev questions per hop count (not looked at while choosing); with `--test`, on MetaQA test,
-once, with the phrase map (the eval's 1,000 test questions per hop count; nothing chosen there).
+once (the eval's 1,000 test questions per hop count; nothing chosen there).
 
     flock /tmp/kgwalk-heavy.lock .venv/bin/python bench/path_words.py --warehouse /tmp/s19/mq --name metaqa
                                                                    # bench/results/path_words.md, ~15 min
@@ -108,7 +108,7 @@ def main() -> None:
     p.add_argument("--warehouse", required=True)
     p.add_argument("--name", required=True, help="a MetaQA corpus")
     p.add_argument("--baseline-src", help="a checkout of older kgwalk: its rows at the default coverage beside these")
-    p.add_argument("--test", action="store_true", help="MetaQA test, once, phrase map only: bench/results/path_words_test.md")
+    p.add_argument("--test", action="store_true", help="MetaQA test, once: bench/results/path_words_test.md")
     p.add_argument("--row", nargs=3, metavar=("PHRASES", "QUESTIONS", "COVERAGE"), help="run one row, print its JSON")
     args = p.parse_args()
     if args.row:
@@ -118,7 +118,7 @@ def main() -> None:
     runs = [(f"baseline ({git_head(args.baseline_src)})", args.baseline_src, "0.3")] if args.baseline_src else []
     runs += [(f"this checkout ({commit})", None, coverage) for coverage in COVERAGE]
     results = {}
-    for phrases in ["map"] if args.test else PHRASES:
+    for phrases in PHRASES:
         for which in ["test"] if args.test else ["sample", "other"]:
             for source_label, source, coverage in runs:
                 command = [sys.executable, __file__, "--warehouse", args.warehouse, "--name", args.name, "--row", phrases, which, coverage]

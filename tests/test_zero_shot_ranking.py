@@ -49,6 +49,31 @@ def test_a_path_reads_as_two_questions_about_its_end():
     assert path_questions(["starred_actors", "starred_actors"], [False, True], mapped)[0] == "what starred something, which starred in E?"
 
 
+def test_a_phrase_map_adds_readings_and_the_relation_names_keep_theirs(tmp_path, monkeypatch):
+    """MetaQA's map reads starred_actors as "starred"; its name also says "actors", what a question about
+    actors speaks of. With a map, each path is read by the map and by its relation names."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    mapped = TemplateVerbalizer({"starred_actors": ["starred", "starred in"]})
+    path = (["starred_actors"], [False])
+
+    class Words:  # one axis per word: only the same word (or stem) matches
+        vocabulary: dict[str, int] = {}
+
+        def encode(self, texts):
+            return np.array([np.eye(64)[Words.vocabulary.setdefault(t, len(Words.vocabulary))] for t in texts], np.float32)
+
+    def prior(verbalizer):
+        return SyntheticPrior([path], verbalizer, Words(), "words", 0.02, words_per_hop=1.0, hop_weight=0.0, content_mix=0.0, coverage=0.3)
+
+    both, automatic = prior(mapped), prior(TemplateVerbalizer({}))
+    assert both.questions[signature(*path)] == (*path_questions(*path, mapped), *path_questions(*path, TemplateVerbalizer({})))
+    assert len(automatic.questions[signature(*path)]) == 2  # no map: the names' readings once
+    assert both.coverages([signature(*path)], "who are the actors of E")[0] == 0.5  # "starred actors": "actors" in the name only
+    single = prior(mapped)
+    single.verbalizers, single.questions = [mapped], {signature(*path): path_questions(*path, mapped)}
+    assert single.coverages([signature(*path)], "who are the actors of E")[0] == 0.0  # the map's "starred" alone
+
+
 def test_corpus_paths_are_the_distinct_relation_paths_of_the_walks():
     rng = random.Random(7)
     relations = pa.table({"id": [901, 17, 5004], "label": ["r_a", "r_b", "r_c"]})
@@ -218,7 +243,9 @@ def test_a_path_with_a_relation_the_question_does_not_speak_of_loses(tmp_path, m
     assert best(0.0)[0] == signature(*director)  # the sentences alone
     chosen, covered = best(0.3)
     assert chosen == signature(*actors)
-    assert np.allclose(covered, [(1.0 + 0.8) / 2, (0.8 + 0.0 + 1.0) / 3])  # wrote, starred | starred, directed, wrote
+    # the better of the phrase map's question and the relation names' own, which say "starred actors":
+    # wrote, starred, actors (map: wrote, starred) | starred, actors, directed, wrote (map: starred, directed, wrote)
+    assert np.allclose(covered, [(1.0 + 0.8 + 1.0) / 3, (0.8 + 1.0 + 0.0 + 1.0) / 4])
     # one stem: a question that speaks of the director covers "directed" fully (starred: nothing, wrote: itself)
     prior = SyntheticPrior([actors, director], mapped, Words(), "words", 0.02, words_per_hop=1.0, hop_weight=0.0, content_mix=0.0,
                            center=False, coverage=0.3)

@@ -5,9 +5,12 @@ question shape asks for; a new KG has no examples. Its walks' relation paths and
 verbalizer's phrases are enough to write questions per path, two readings of it: from the
 answer back to the topic, as users often ask ("what directed something, which was written by
 E?" for written_by walked backwards, then directed_by), and from the topic to the answer ("E
-wrote something, which was directed by what?"). At query time the question with its topic
-masked is compared with both readings of each path among the topic's candidate walks (the
-better cosine counts), a softmax over those paths (query.synthetic_temperature) turns the
+wrote something, which was directed by what?"). Where the verbalizer has a phrase map, each path
+is read both ways once more with the automatic phrases of its relation names, which often keep
+nouns a map drops ("starred_actors": "starred" in MetaQA's map, "has starred actors" read from
+the name; a map is what makes a KG of opaque names like P57 readable). At query time the
+question with its topic masked is compared with every reading of each path among the topic's
+candidate walks (the best cosine counts), a softmax over those paths (query.synthetic_temperature) turns the
 cosines into shares, and each walk scores cosine + query.rerank_weight x its path's share, as
 with the labelled prior.
 
@@ -65,7 +68,6 @@ from kgwalk.walks.labels import signature
 CACHE = "synthetic"
 
 
-READINGS = 2  # questions per path: from its end, from the topic
 # English function words: what is left of a question without them (and its masked topic) names
 # the relations and the types it asks about. "has" among them: automatic phrases read a noun
 # relation backwards as "has" ("what has starred actors E?"), a word no question needs to match
@@ -106,6 +108,11 @@ def expected_hops(masked_question: str, words_per_hop: float) -> float:
     """How many relation steps a question with its topic masked as 'E' asks for, read from how many
     content words it spends."""
     return sum(w.lower() not in FUNCTION_WORDS for w in _WORD.findall(masked_question)) / words_per_hop
+
+
+def path_readings(rel_labels: list[str], inverse: list[bool], verbalizers: list[TemplateVerbalizer]) -> tuple[str, ...]:
+    """`path_questions` by each verbalizer in turn: from its end, from the topic, and so on."""
+    return tuple(q for verbalizer in verbalizers for q in path_questions(rel_labels, inverse, verbalizer))
 
 
 def path_questions(rel_labels: list[str], inverse: list[bool], verbalizer: TemplateVerbalizer) -> tuple[str, str]:
@@ -204,10 +211,13 @@ class SyntheticPrior:
             raise KgwalkError(f"query.synthetic_content_mix must be within [0, 1], got {content_mix}")
         if coverage < 0:
             raise KgwalkError(f"query.synthetic_coverage must be >= 0, got {coverage}")
-        self.verbalizer, self.embedder, self.temperature = verbalizer, embedder, temperature
+        self.embedder, self.temperature = embedder, temperature
+        # the phrase map's readings, then the relation names' own (automatic phrases) where a map changes them
+        self.verbalizers = [verbalizer, TemplateVerbalizer({})] if verbalizer.phrase_map else [verbalizer]
+        self.readings = 2 * len(self.verbalizers)
         self.words_per_hop, self.hop_weight, self.content_mix = words_per_hop, hop_weight, content_mix
         self.coverage, self.words_embedder = coverage, words_embedder or embedder
-        self.questions = {signature(r, i): path_questions(r, i, verbalizer) for r, i in paths}
+        self.questions = {signature(r, i): path_readings(r, i, self.verbalizers) for r, i in paths}
         # per form (the whole questions; their content words where mixed in): path -> (readings, dim)
         # vectors, and the mean path question the form's cosines are taken less (0: no centring)
         self.forms = ["whole", "content"] if content_mix > 0 else ["whole"]
@@ -217,12 +227,12 @@ class SyntheticPrior:
             for form in self.forms:
                 texts = [self._form(q, form) for pair in self.questions.values() for q in pair]
                 vectors = embed_cached(embedder, model, texts)
-                self.vectors[form] = dict(zip(self.questions, vectors.reshape(len(self.questions), READINGS, -1)))
+                self.vectors[form] = dict(zip(self.questions, vectors.reshape(len(self.questions), self.readings, -1)))
                 if center:
                     self.centers[form] = vectors.mean(axis=0)
         self.word_vectors: dict[str, np.ndarray] = {}
         if coverage and self.questions:
-            vocabulary = list(dict.fromkeys(w for from_end, _ in self.questions.values() for w in words_of(from_end)))
+            vocabulary = list(dict.fromkeys(w for readings in self.questions.values() for w in words_of(" ".join(readings[::2]))))
             self.word_vectors = dict(zip(vocabulary, embed_cached(self.words_embedder, words_model or model, vocabulary)))
 
     @staticmethod
@@ -254,15 +264,15 @@ class SyntheticPrior:
         since) is embedded now, once."""
         new = [s for s in sigs if s not in self.vectors[form]]
         for sig in new:
-            self.questions.setdefault(sig, path_questions(*_parse_signature(sig), self.verbalizer))
+            self.questions.setdefault(sig, path_readings(*_parse_signature(sig), self.verbalizers))
         if new:
             texts = [self._form(q, form) for sig in new for q in self.questions[sig]]
-            vectors = _unit(self.embedder.encode(texts)).reshape(len(new), READINGS, -1)
+            vectors = _unit(self.embedder.encode(texts)).reshape(len(new), self.readings, -1)
             self.vectors[form].update(zip(new, vectors))
         return np.stack([self.vectors[form][s] for s in sigs])
 
     def _cosines(self, sigs: list[str], question_vector: np.ndarray, form: str) -> np.ndarray:
-        """Per path, the better cosine of its two readings to the question, both less the form's mean path question.
+        """Per path, the best cosine of its readings to the question, all less the form's mean path question.
         Centred: on a KG about films every path question reads like films, and the longer ones the more, so raw
         cosines favour paths by that, not by the relations asked; without the shared part the relations decide."""
         center = self.centers[form]
@@ -283,18 +293,19 @@ class SyntheticPrior:
         return np.stack([found[w] if w in found else known[w] for w in words])
 
     def coverages(self, sigs: list[str], masked_question: str) -> np.ndarray:
-        """Per path, how much of it the question speaks of: the mean over the content words of its question (read from
-        the answer) of each one's best match among the question's (cosine of word vectors; 1 for one stem)."""
+        """Per path, how much of it the question speaks of: the mean over the content words of its question read from the
+        answer of each one's best match among the question's (cosine of word vectors; 1 for one stem); the better of
+        the phrase map's and the relation names' questions where both are read."""
         asked = words_of(masked_question)
-        path_words = [words_of(self.questions[s][0]) for s in sigs]
-        vocabulary = list(dict.fromkeys(w for words in path_words for w in words))
+        path_words = [[words_of(q) for q in self.questions[s][::2]] for s in sigs]  # the readings from the answer
+        vocabulary = list(dict.fromkeys(w for readings in path_words for words in readings for w in words))
         if not asked or not vocabulary:
             return np.zeros(len(sigs))
         # einsum, not BLAS: see PathPrior.votes
         match = np.einsum("ij,kj->ik", self._word_vectors(vocabulary), self._word_vectors(asked))
         stems = np.array([[same_stem(a, b) for b in asked] for a in vocabulary])
         best = dict(zip(vocabulary, np.where(stems, 1.0, match).max(axis=1).tolist()))
-        return np.array([sum(best[w] for w in words) / len(words) if words else 0.0 for words in path_words])
+        return np.array([max((sum(best[w] for w in words) / len(words) if words else 0.0) for words in readings) for readings in path_words])
 
     @staticmethod
     def question_texts(masked_question: str, content_mix: float) -> list[str]:
