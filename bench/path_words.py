@@ -9,6 +9,9 @@ once (the eval's 1,000 test questions per hop count; nothing chosen there).
                                                                    # bench/results/path_words.md, ~15 min
     flock /tmp/kgwalk-heavy.lock .venv/bin/python bench/path_words.py --warehouse /tmp/s19/mq --name metaqa --test
                                                                    # bench/results/path_words_test.md
+    git worktree add --detach /tmp/kgwalk-base 8dd7f64             # "has" was a content word there
+    flock /tmp/kgwalk-heavy.lock .venv/bin/python bench/path_words.py --warehouse /tmp/s19/mq --name metaqa \
+        --baseline-src /tmp/kgwalk-base --report path_words_function_words      # (run at f7d705d)
 
 With `--baseline-src` (a checkout of older kgwalk, e.g. `git worktree add --detach /tmp/kgwalk-base
 <ref>`), that code's default rows run beside these, in the same alternation.
@@ -70,7 +73,7 @@ def run_row(warehouse: str, name: str, phrases: str, which: str, coverage: str) 
     return rows
 
 
-def tabulate(results: dict[tuple[str, str, str, str], list[dict]], commit: str, test: bool) -> None:
+def tabulate(results: dict[tuple[str, str, str, str], list[dict]], commit: str, test: bool, report: str | None) -> None:
     body = ["| path questions | questions | kgwalk | coverage | extractive Hits@1 (1/2/3) | Hits@1 mean | context recall@3, walks (1/2/3) "
             "| context recall, answer's context (1/2/3) | multi-answer answer-set recall, answer's context (1/2/3) | retrieval ms p50, walks (1/2/3) |",
             "|---|---|---|---|---|---:|---|---|---|---|"]
@@ -97,10 +100,9 @@ def tabulate(results: dict[tuple[str, str, str, str], list[dict]], commit: str, 
     ]
     facts += [f"- {label}: that commit's code at its default coverage, run from its own checkout"
               for label in dict.fromkeys(key[2] for key in results) if label.startswith("baseline")]
-    if test:
-        save_report("path_words_test", "The synthetic prior's word coverage (query.synthetic_coverage), MetaQA test once, zero-shot", facts, body)
-    else:
-        save_report("path_words", "The synthetic prior's word coverage (query.synthetic_coverage), MetaQA dev, zero-shot", facts, body)
+    split = "test once" if test else "dev"
+    save_report(report or ("path_words_test" if test else "path_words"),
+                f"The synthetic prior's word coverage (query.synthetic_coverage), MetaQA {split}, zero-shot", facts, body)
 
 
 def main() -> None:
@@ -109,6 +111,7 @@ def main() -> None:
     p.add_argument("--name", required=True, help="a MetaQA corpus")
     p.add_argument("--baseline-src", help="a checkout of older kgwalk: its rows at the default coverage beside these")
     p.add_argument("--test", action="store_true", help="MetaQA test, once: bench/results/path_words_test.md")
+    p.add_argument("--report", help="the results file's name (default: path_words, path_words_test with --test)")
     p.add_argument("--row", nargs=3, metavar=("PHRASES", "QUESTIONS", "COVERAGE"), help="run one row, print its JSON")
     args = p.parse_args()
     if args.row:
@@ -126,7 +129,7 @@ def main() -> None:
                 done = subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True, env=env)
                 results[(phrases, which, source_label, coverage)] = json.loads(done.stdout.splitlines()[-1])
                 print(phrases, which, source_label, coverage, "done", flush=True)
-    tabulate(results, commit, args.test)
+    tabulate(results, commit, args.test, args.report)
 
 
 if __name__ == "__main__":
