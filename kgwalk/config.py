@@ -207,7 +207,7 @@ class QueryConf:
     rerank_weight: float = 2.0  # chosen on MetaQA dev with a prior fitted on the rest of dev (bench/results/embed_quality_static.md)
     # synthetic (the label-free prior): softmax temperature over the cosines of the question to
     # the topic's relation paths read as questions; lower gives the best path more of the share
-    synthetic_temperature: float = 0.02
+    synthetic_temperature: float = 0.03
     # synthetic: how many relation steps the question asks for, read from its length: its content
     # words (the topic and function words left out) / words_per_hop; a path scores hop_weight
     # less per step it differs from that count (0 = off). Tuned on MetaQA dev: questions spend
@@ -228,7 +228,7 @@ class QueryConf:
     # best match among the question's: word-vector cosine, 1 for words of one stem; 0 = off).
     # Word vectors are embed.model's (a static model: a lookup). Tuned on MetaQA dev, checked on
     # other dev questions (bench/results/path_words.md)
-    synthetic_coverage: float = 0.3
+    synthetic_coverage: float = 0.4
     candidates: Count = 50  # walks fetched per node before reranking
     walk_budget: Count | None = None  # at most this many walks over all nodes, best first; None = k_nodes x k_walks
     max_question_chars: int = 2000
