@@ -70,7 +70,7 @@ def test_a_phrase_map_adds_readings_and_the_relation_names_keep_theirs(tmp_path,
     assert len(automatic.questions[signature(*path)]) == 2  # no map: the names' readings once
     assert both.coverages([signature(*path)], "who are the actors of E")[0] == 0.5  # "starred actors": "actors" in the name only
     single = prior(mapped)
-    single.verbalizers, single.questions = [mapped], {signature(*path): path_questions(*path, mapped)}
+    single.verbalizers, single.questions, single.path_words = [mapped], {signature(*path): path_questions(*path, mapped)}, {}
     assert single.coverages([signature(*path)], "who are the actors of E")[0] == 0.0  # the map's "starred" alone
 
 

@@ -82,18 +82,21 @@ STEM = 4  # leading letters two words of at least this length share to count as 
 MAX_WORDS = 200_000  # word vectors a prior keeps: a server's questions keep bringing new words
 
 
+def _content(text: str) -> list[str]:
+    """The words of `text` that are neither function words nor placeholders, as written."""
+    return [w for w in _WORD.findall(text) if w.lower() not in FUNCTION_WORDS and w.lower() != PLACEHOLDER]
+
+
 def content_words(text: str) -> str:
     """`text` without its function words and placeholders (the masked topic among them): what
     names relations and types; the text itself where nothing is left."""
-    words = [w for w in _WORD.findall(text) if w.lower() not in FUNCTION_WORDS and w.lower() != PLACEHOLDER]
-    return " ".join(words) or text
+    return " ".join(_content(text)) or text
 
 
 def words_of(text: str) -> list[str]:
     """The distinct content words of `text`, lower-cased, in order (none where only function words
     and placeholders are left)."""
-    words = (w.lower() for w in _WORD.findall(text))
-    return list(dict.fromkeys(w for w in words if w not in FUNCTION_WORDS and w != PLACEHOLDER))
+    return list(dict.fromkeys(w.lower() for w in _content(text)))
 
 
 def same_stem(a: str, b: str) -> bool:
@@ -231,8 +234,9 @@ class SyntheticPrior:
                 if center:
                     self.centers[form] = vectors.mean(axis=0)
         self.word_vectors: dict[str, np.ndarray] = {}
+        self.path_words: dict[str, list[list[str]]] = {}  # per path, the words of each reading from the answer
         if coverage and self.questions:
-            vocabulary = list(dict.fromkeys(w for readings in self.questions.values() for w in words_of(" ".join(readings[::2]))))
+            vocabulary = list(dict.fromkeys(w for sig in self.questions for words in self._path_words(sig) for w in words))
             self.word_vectors = dict(zip(vocabulary, embed_cached(self.words_embedder, words_model or model, vocabulary)))
 
     @staticmethod
@@ -292,12 +296,17 @@ class SyntheticPrior:
             self.word_vectors.update(found)
         return np.stack([found[w] if w in found else known[w] for w in words])
 
+    def _path_words(self, sig: str) -> list[list[str]]:
+        if sig not in self.path_words:
+            self.path_words[sig] = [words_of(q) for q in self.questions[sig][::2]]  # the readings from the answer
+        return self.path_words[sig]
+
     def coverages(self, sigs: list[str], masked_question: str) -> np.ndarray:
         """Per path, how much of it the question speaks of: the mean over the content words of its question read from the
         answer of each one's best match among the question's (cosine of word vectors; 1 for one stem); the better of
         the phrase map's and the relation names' questions where both are read."""
         asked = words_of(masked_question)
-        path_words = [[words_of(q) for q in self.questions[s][::2]] for s in sigs]  # the readings from the answer
+        path_words = [self._path_words(s) for s in sigs]
         vocabulary = list(dict.fromkeys(w for readings in path_words for words in readings for w in words))
         if not asked or not vocabulary:
             return np.zeros(len(sigs))
