@@ -1,6 +1,8 @@
-"""The synthetic prior's word coverage (query.synthetic_coverage: each word of a path's question
-should be one the question speaks of) on MetaQA dev, plain questions, zero-shot: off (0)
-against the default (0.4), with MetaQA's phrase map and with automatic phrases for the path
+"""The synthetic prior's terms that read a path's words against the question's, one at a time (--key):
+word coverage (query.synthetic_coverage: each word of a path's question should be one the question
+speaks of) or answer focus (query.synthetic_focus: the path's last step should be the relation the
+words beside the question's wh-word name), on MetaQA dev, plain questions, zero-shot: the term off
+(0) against the default, with MetaQA's phrase map and with automatic phrases for the path
 questions, on the eval's 1,000-question sample per hop count (where the defaults were chosen) and on 1,500
 other dev questions per hop count (not looked at while choosing); with `--test`, on MetaQA test,
 once (the eval's 1,000 test questions per hop count; nothing chosen there).
@@ -12,6 +14,8 @@ once (the eval's 1,000 test questions per hop count; nothing chosen there).
     git worktree add --detach /tmp/kgwalk-base 8dd7f64             # "has" was a content word there
     flock /tmp/kgwalk-heavy.lock .venv/bin/python bench/path_words.py --warehouse /tmp/s19/mq --name metaqa \
         --baseline-src /tmp/kgwalk-base --report path_words_function_words      # (run at f7d705d)
+    flock /tmp/kgwalk-heavy.lock .venv/bin/python bench/path_words.py --warehouse /tmp/s19/mq --name metaqa \
+        --key synthetic_focus [--test]                             # bench/results/answer_focus[_test].md
 
 With `--baseline-src` (a checkout of older kgwalk, e.g. `git worktree add --detach /tmp/kgwalk-base
 <ref>`), that code's default rows run beside these, in the same alternation.
@@ -44,7 +48,17 @@ HOPS = (1, 2, 3)
 PHRASES = {"map": ("MetaQA's phrase map", []), "automatic": ("automatic (verbalize.phrases emptied)", ["verbalize.phrases={}"])}
 QUESTIONS = {"sample": "the eval's 1,000 per hop count (chosen on)", "other": "1,500 other dev questions per hop count",
              "test": "MetaQA **test**: the eval's 1,000 per hop count, once"}
-COVERAGE = {"0": "off", "default": "the default"}
+SETTING = {"0": "off", "default": "the default"}
+# per term: the results file, its title, and what it does
+TERMS = {
+    "synthetic_coverage": ("path_words", "The synthetic prior's word coverage (query.synthetic_coverage)",
+                           "coverage: per path, the mean over its question's content words (read from the answer) of the best match among the "
+                           "question's (cosine of embed.model's word vectors; 1 for one stem); the path's cosine gains query.synthetic_coverage x that"),
+    "synthetic_focus": ("answer_focus", "The synthetic prior's answer focus (query.synthetic_focus)",
+                        "focus: the question's content words weighted by nearness to its wh-word (0.3 per rank); per step of a path, their "
+                        "weighted best match among the words of the step's relation phrases (both ways); the path's cosine gains "
+                        "query.synthetic_focus x (its last step's less the mean over its steps)"),
+}
 
 
 def questions(hops: int, which: str) -> list[Question]:
@@ -56,8 +70,8 @@ def questions(hops: int, which: str) -> list[Question]:
     return sample([q for q in every if q.text not in seen], 1500, seed=1)
 
 
-def run_row(warehouse: str, name: str, phrases: str, which: str, coverage: str) -> list[dict]:
-    settings = ["query.rerank=synthetic", *([f"query.synthetic_coverage={coverage}"] if coverage != "default" else []), *PHRASES[phrases][1]]
+def run_row(warehouse: str, name: str, key: str, phrases: str, which: str, setting: str) -> list[dict]:
+    settings = ["query.rerank=synthetic", *([f"query.{key}={setting}"] if setting != "default" else []), *PHRASES[phrases][1]]
     retriever = Retriever.from_config(None, settings, name=name, warehouse=warehouse)
     retriever.warm_up()
     rows = []
@@ -73,11 +87,12 @@ def run_row(warehouse: str, name: str, phrases: str, which: str, coverage: str) 
     return rows
 
 
-def tabulate(results: dict[tuple[str, str, str, str], list[dict]], commit: str, test: bool, report: str | None) -> None:
-    body = ["| path questions | questions | kgwalk | coverage | extractive Hits@1 (1/2/3) | Hits@1 mean | context recall@3, walks (1/2/3) "
+def tabulate(results: dict[tuple[str, str, str, str], list[dict]], commit: str, key: str, test: bool, report: str | None) -> None:
+    name, title, what = TERMS[key]
+    body = [f"| path questions | questions | kgwalk | {key.removeprefix('synthetic_')} | extractive Hits@1 (1/2/3) | Hits@1 mean | context recall@3, walks (1/2/3) "
             "| context recall, answer's context (1/2/3) | multi-answer answer-set recall, answer's context (1/2/3) | retrieval ms p50, walks (1/2/3) |",
             "|---|---|---|---|---|---:|---|---|---|---|"]
-    for (phrases, which, source, coverage), rows in results.items():
+    for (phrases, which, source, setting), rows in results.items():
         walks = [r for r in rows if r["mode"] == "walks"]
         ego = [r for r in rows if r["mode"] == "ego"]
 
@@ -86,13 +101,12 @@ def tabulate(results: dict[tuple[str, str, str, str], list[dict]], commit: str, 
 
         mean = 100 * sum(r["extractive_hits1"] for r in walks) / len(walks)
         p50 = " / ".join(f"{r['latency_ms']['retrieval']['p50']:.1f}" for r in walks)
-        body.append(f"| {PHRASES[phrases][0]} | {QUESTIONS[which]} | {source} | {COVERAGE[coverage]} | {per_hop(walks, 'extractive_hits1')} | {mean:.1f} "
+        body.append(f"| {PHRASES[phrases][0]} | {QUESTIONS[which]} | {source} | {SETTING[setting]} | {per_hop(walks, 'extractive_hits1')} | {mean:.1f} "
                     f"| {per_hop(walks, 'context_recall')} | {per_hop(ego, 'context_recall')} | {per_hop(ego, 'multi_answer_recall')} | {p50} |")
     facts = [
         "- measured " + time.strftime("%Y-%m-%d") + f"; kgwalk git {commit}; MetaQA **{'test' if test else 'dev'}**, plain questions (brackets dropped), zero-shot "
         "(query.rerank=synthetic, no labelled data); the whole MetaQA KB's corpus (static walk vectors, MiniLM prior encoder, `paths` BFS)",
-        "- coverage: per path, the mean over its question's content words (read from the answer) of the best match among the question's "
-        "(cosine of embed.model's word vectors; 1 for one stem); the path's cosine gains query.synthetic_coverage x that",
+        f"- {what}",
         "- the phrase setting changes the prior's path questions only: walk texts and vectors are the corpus's (phrase map)",
         "- walks: the retrieval API's 3 x 3 walks with their answer-set lists; answer's context: ego mode, the top nodes' ego-graph lines "
         "(what `kgwalk answer` reads); multi-answer: questions with more than one gold answer",
@@ -101,8 +115,7 @@ def tabulate(results: dict[tuple[str, str, str, str], list[dict]], commit: str, 
     facts += [f"- {label}: that commit's code at its defaults, run from its own checkout"
               for label in dict.fromkeys(key[2] for key in results) if label.startswith("baseline")]
     split = "test once" if test else "dev"
-    save_report(report or ("path_words_test" if test else "path_words"),
-                f"The synthetic prior's word coverage (query.synthetic_coverage), MetaQA {split}, zero-shot", facts, body)
+    save_report(report or (f"{name}_test" if test else name), f"{title}, MetaQA {split}, zero-shot", facts, body)
 
 
 def main() -> None:
@@ -110,26 +123,28 @@ def main() -> None:
     p.add_argument("--warehouse", required=True)
     p.add_argument("--name", required=True, help="a MetaQA corpus")
     p.add_argument("--baseline-src", help="a checkout of older kgwalk: its rows at its defaults beside these")
-    p.add_argument("--test", action="store_true", help="MetaQA test, once: bench/results/path_words_test.md")
-    p.add_argument("--report", help="the results file's name (default: path_words, path_words_test with --test)")
-    p.add_argument("--row", nargs=3, metavar=("PHRASES", "QUESTIONS", "COVERAGE"), help="run one row, print its JSON")
+    p.add_argument("--key", choices=list(TERMS), default="synthetic_coverage", help="the term off (0) in the rows beside the defaults")
+    p.add_argument("--test", action="store_true", help="MetaQA test, once: bench/results/<the term's name>_test.md")
+    p.add_argument("--report", help="the results file's name (default: the term's, e.g. path_words; path_words_test with --test)")
+    p.add_argument("--row", nargs=3, metavar=("PHRASES", "QUESTIONS", "SETTING"), help="run one row, print its JSON")
     args = p.parse_args()
     if args.row:
-        print(json.dumps(run_row(args.warehouse, args.name, *args.row)))
+        print(json.dumps(run_row(args.warehouse, args.name, args.key, *args.row)))
         return
     commit = git_head(Path(__file__).parent)
     runs = [(f"baseline ({git_head(args.baseline_src)})", args.baseline_src, "default")] if args.baseline_src else []
-    runs += [(f"this checkout ({commit})", None, coverage) for coverage in COVERAGE]
+    runs += [(f"this checkout ({commit})", None, setting) for setting in SETTING]
     results = {}
     for phrases in PHRASES:
         for which in ["test"] if args.test else ["sample", "other"]:
-            for source_label, source, coverage in runs:
-                command = [sys.executable, __file__, "--warehouse", args.warehouse, "--name", args.name, "--row", phrases, which, coverage]
+            for source_label, source, setting in runs:
+                command = [sys.executable, __file__, "--warehouse", args.warehouse, "--name", args.name, "--key", args.key,
+                           "--row", phrases, which, setting]
                 env = dict(os.environ, PYTHONPATH=source) if source else None
                 done = subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True, env=env)
-                results[(phrases, which, source_label, coverage)] = json.loads(done.stdout.splitlines()[-1])
-                print(phrases, which, source_label, coverage, "done", flush=True)
-    tabulate(results, commit, args.test, args.report)
+                results[(phrases, which, source_label, setting)] = json.loads(done.stdout.splitlines()[-1])
+                print(phrases, which, source_label, setting, "done", flush=True)
+    tabulate(results, commit, args.key, args.test, args.report)
 
 
 if __name__ == "__main__":

@@ -11,8 +11,8 @@ import pytest
 
 import corpus
 from kgwalk.query import Retriever
-from kgwalk.query.synthetic import (SyntheticPrior, content_words, corpus_paths, embed_cached, expected_hops, path_questions, same_stem,
-                                    words_of)
+from kgwalk.query.synthetic import (SyntheticPrior, content_words, corpus_paths, embed_cached, expected_hops, focus_weights, path_questions,
+                                    path_readings, same_stem, words_of)
 from kgwalk.verbalize.template import TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
@@ -259,6 +259,56 @@ def test_a_path_with_a_relation_the_question_does_not_speak_of_loses(tmp_path, m
     assert np.allclose(bounded, [prior.coverages([signature(*actors), signature(*director)], q) for q in asked])
     with pytest.raises(Exception, match="synthetic_coverage"):
         SyntheticPrior([actors], mapped, Words(), "words", 0.02, words_per_hop=1.0, hop_weight=0.0, content_mix=0.0, coverage=-0.1)
+
+
+def test_the_words_beside_the_wh_word_weigh_most():
+    # who (12): written (10) 1, films (7) 0.3, directors (4) 0.09, share (3) 0.027, films (1) 0.0081
+    weights = focus_weights("the films that share directors with the films E are written by who")
+    assert weights == pytest.approx({"written": 1.0, "films": 0.3 + 0.3**4, "directors": 0.09, "share": 0.027})
+    assert focus_weights("when did the movies E starred in release") == pytest.approx({"when": 1.0, "movies": 0.3, "starred": 0.09, "release": 0.027})
+    assert focus_weights("describe E in a few words") == {}  # no wh-word: no focus
+
+
+def test_the_path_whose_last_step_the_wh_phrase_names_wins(tmp_path, monkeypatch):
+    """"the films that share directors with E are written by who": the writers of films by E's director, not the
+    directors of films by E's writer, though both paths speak of directing and writing and the second reads a
+    little closer as a sentence; the question names writing beside its wh-word, and the answer is the last step's."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    mapped = TemplateVerbalizer({"written_by": ["was written by", "wrote"], "directed_by": ["was directed by", "directed"]})
+    writers = (["directed_by", "directed_by", "written_by"], [False, True, False])
+    directors = (["written_by", "directed_by", "directed_by"], [False, True, False])
+    one_step = (["written_by"], [False])
+    axis = np.eye(64, dtype=np.float32)
+    closer = set(path_readings(*directors, [mapped, TemplateVerbalizer({})]))
+
+    class Words:  # one axis per word (only one word or stem matches); the directors path's readings 0.01 closer
+        vocabulary: dict[str, int] = {}
+
+        def encode(self, texts):
+            return np.array([(axis[0] if t in closer else 0.99 * axis[0] + np.sqrt(1 - 0.99**2) * axis[1]) if " " in t
+                             else axis[2 + Words.vocabulary.setdefault(t, len(Words.vocabulary))] for t in texts], np.float32)
+
+    walks = [_Walk(signature(*writers)), _Walk(signature(*directors)), _Walk(signature(*one_step))]
+    question = "the films that share directors with the films E are written by who"
+
+    def prior(focus: float) -> SyntheticPrior:
+        return SyntheticPrior([writers, directors, one_step], mapped, Words(), f"words-{focus}", 0.02, words_per_hop=1.0, hop_weight=0.0,
+                              content_mix=0.0, center=False, focus=focus)
+
+    def best(focus: float) -> str:
+        return walks[int(np.argmax(prior(focus).shares(question, axis[:1], walks)))].signature
+
+    assert best(0.0) == signature(*directors)  # the sentences alone
+    assert best(0.3) == signature(*writers)
+    # per step, the weighted match of the question's words (directors: 0.09 with "directed", written: 1 with the
+    # relation's phrase read the other way, "was written by"; "wrote" matches nothing), over the weights' sum
+    total = 1.0 + 0.3 + 0.3**4 + 0.09 + 0.027
+    steps = {"writers": [0.09, 0.09, 1.0], "directors": [1.0, 0.09, 0.09]}
+    expected = [(s[-1] - np.mean(s)) / total for s in steps.values()] + [0.0]  # a one-step path: nothing to compare
+    assert np.allclose(prior(0.3).focuses([w.signature for w in walks], question), expected)
+    assert not prior(0.3).focuses([w.signature for w in walks], "name the films E's directors wrote").any()  # no wh-word
+    with pytest.raises(Exception, match="synthetic_focus"):
+        prior(-0.1)
 
 
 def _unit_rows(x: np.ndarray) -> np.ndarray:

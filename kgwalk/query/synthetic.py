@@ -39,6 +39,18 @@ match among the question's content words (the cosine of their word vectors, 1 fo
 stem: "director" and "directed", "screenwriter" and "writer"); their mean, the path's coverage,
 adds synthetic_coverage to its cosine per unit (bench/results/path_words.md).
 
+A fifth reads where in the question each word stands (query.synthetic_focus). Coverage cannot tell
+"the films that share directors with E are written by who" (the writers of films by E's
+directors) from the directors of films by E's writers: both paths speak of directing and writing.
+What tells them apart is which relation the question asks its answer by, and questions put that
+one next to their wh-word ("who directed ...", "... are written by who", "when did ... release").
+The question's content words are weighted by nearness to the wh-word (FOCUS_DECAY per rank); each
+step of a path gets their weighted match with the words of its relation's phrases (both ways:
+"written by" and "wrote" are one relation), and the path gains
+synthetic_focus x (its last step's, the answer's, less the mean over its steps). Relative to the
+path's own steps, so a one-step path, or one that repeats one relation, is left as it is, and a
+type word beside the wh-word ("what movies") moves little (bench/results/answer_focus.md).
+
 Measured on MetaQA dev (bench/results/zero_shot_ranking.md): either reading alone ranks the
 answer path first less often than the better of the two (the end-first one misses "what year
 was E released", the topic-first one "who directed the films written by E"), and the walk's own
@@ -80,6 +92,8 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 PLACEHOLDER = "something"  # a path question's inner entities
 STEM = 4  # leading letters two words of at least this length share to count as one word
 MAX_WORDS = 200_000  # word vectors a prior keeps: a server's questions keep bringing new words
+WH_WORDS = frozenset({"who", "what", "which", "when", "where", "whom", "whose", "how"})
+FOCUS_DECAY = 0.3  # the weight of the question's n-th content word nearest its wh-word: FOCUS_DECAY ** n (MetaQA dev)
 
 
 def _content(text: str) -> list[str]:
@@ -105,6 +119,20 @@ def same_stem(a: str, b: str) -> bool:
     if len(a) < STEM or len(b) < STEM:
         return a == b
     return a[:STEM] == b[:STEM] or a in b or b in a
+
+
+def focus_weights(masked_question: str) -> dict[str, float]:
+    """The question's content words weighted by nearness to its first wh-word (the wh-word itself where it is one:
+    "when"): FOCUS_DECAY ** n for the n-th nearest, summed over a word's repeats; none without a wh-word."""
+    tokens = [w.lower() for w in _WORD.findall(masked_question)]
+    wh = next((i for i, w in enumerate(tokens) if w in WH_WORDS), None)
+    if wh is None:
+        return {}
+    near = sorted((abs(i - wh), i) for i, w in enumerate(tokens) if w not in FUNCTION_WORDS and w != PLACEHOLDER)
+    weights: dict[str, float] = {}
+    for rank, (_, i) in enumerate(near):
+        weights[tokens[i]] = weights.get(tokens[i], 0.0) + FOCUS_DECAY**rank
+    return weights
 
 
 def expected_hops(masked_question: str, words_per_hop: float) -> float:
@@ -202,24 +230,24 @@ class SyntheticPrior:
 
     def __init__(self, paths: list[tuple[list[str], list[bool]]], verbalizer: TemplateVerbalizer,
                  embedder: Embedder, model: str, temperature: float, *, words_per_hop: float, hop_weight: float,
-                 content_mix: float, center: bool = True, coverage: float = 0.0, words_embedder: Embedder | None = None,
-                 words_model: str | None = None) -> None:
-        """`coverage`: query.synthetic_coverage (0: off); its word vectors come from `words_embedder` (`words_model`'s;
-        the prior's own embedder and model when None)."""
+                 content_mix: float, center: bool = True, coverage: float = 0.0, focus: float = 0.0,
+                 words_embedder: Embedder | None = None, words_model: str | None = None) -> None:
+        """`coverage`, `focus`: query.synthetic_coverage and synthetic_focus (0: off); their word vectors come from
+        `words_embedder` (`words_model`'s; the prior's own embedder and model when None)."""
         if temperature <= 0:
             raise KgwalkError(f"query.synthetic_temperature must be > 0, got {temperature}")
         if words_per_hop <= 0 or hop_weight < 0:
             raise KgwalkError(f"query.words_per_hop must be > 0 and query.hop_weight >= 0, got {words_per_hop} and {hop_weight}")
         if not 0.0 <= content_mix <= 1.0:
             raise KgwalkError(f"query.synthetic_content_mix must be within [0, 1], got {content_mix}")
-        if coverage < 0:
-            raise KgwalkError(f"query.synthetic_coverage must be >= 0, got {coverage}")
+        if coverage < 0 or focus < 0:
+            raise KgwalkError(f"query.synthetic_coverage and query.synthetic_focus must be >= 0, got {coverage} and {focus}")
         self.embedder, self.temperature = embedder, temperature
         # the phrase map's readings, then the relation names' own (automatic phrases) where a map changes them
         self.verbalizers = [verbalizer, TemplateVerbalizer({})] if verbalizer.phrase_map else [verbalizer]
         self.readings = 2 * len(self.verbalizers)
         self.words_per_hop, self.hop_weight, self.content_mix = words_per_hop, hop_weight, content_mix
-        self.coverage, self.words_embedder = coverage, words_embedder or embedder
+        self.coverage, self.focus, self.words_embedder = coverage, focus, words_embedder or embedder
         self.questions = {signature(r, i): path_readings(r, i, self.verbalizers) for r, i in paths}
         # per form (the whole questions; their content words where mixed in): path -> (readings, dim)
         # vectors, and the mean path question the form's cosines are taken less (0: no centring)
@@ -235,7 +263,8 @@ class SyntheticPrior:
                     self.centers[form] = vectors.mean(axis=0)
         self.word_vectors: dict[str, np.ndarray] = {}
         self.path_words: dict[str, list[list[str]]] = {}  # per path, the words of each reading from the answer
-        if coverage and self.questions:
+        self.step_words: dict[str, list[list[list[str]]]] = {}  # per path and step, the words of each verbalizer's phrases
+        if (coverage or focus) and self.questions:
             vocabulary = list(dict.fromkeys(w for sig in self.questions for words in self._path_words(sig) for w in words))
             self.word_vectors = dict(zip(vocabulary, embed_cached(self.words_embedder, words_model or model, vocabulary)))
 
@@ -261,7 +290,7 @@ class SyntheticPrior:
         q = cfg.query
         return cls(paths, TemplateVerbalizer(cfg.verbalize.phrases), embedder, model, q.synthetic_temperature,
                    words_per_hop=q.words_per_hop, hop_weight=q.hop_weight, content_mix=q.synthetic_content_mix, center=q.synthetic_center,
-                   coverage=q.synthetic_coverage, words_embedder=words_embedder, words_model=cfg.embed.model if words_embedder else None)
+                   coverage=q.synthetic_coverage, focus=q.synthetic_focus, words_embedder=words_embedder, words_model=cfg.embed.model if words_embedder else None)
 
     def _vectors_of(self, sigs: list[str], form: str) -> np.ndarray:
         """(paths, readings, dim): the vectors of each path's questions in `form`; a path the corpus did not have at load (a refresh
@@ -301,6 +330,21 @@ class SyntheticPrior:
             self.path_words[sig] = [words_of(q) for q in self.questions[sig][::2]]  # the readings from the answer
         return self.path_words[sig]
 
+    def _steps_words(self, sig: str) -> list[list[list[str]]]:
+        if sig not in self.step_words:
+            rels, inverse = _parse_signature(sig)
+            # the relation's phrases both ways: "are written by who" asks by the relation a step reads as "wrote" from its answer
+            self.step_words[sig] = [[words_of(" ".join(path_questions([r], [i], v))) for v in self.verbalizers] for r, i in zip(rels, inverse)]
+        return self.step_words[sig]
+
+    def _matches(self, vocabulary: list[str], asked: list[str]) -> np.ndarray:
+        """(vocabulary, asked): how well each path word matches each question word: the cosine of their word
+        vectors, 1 for one stem."""
+        # einsum, not BLAS: see PathPrior.votes
+        match = np.einsum("ij,kj->ik", self._word_vectors(vocabulary), self._word_vectors(asked))
+        stems = np.array([[same_stem(a, b) for b in asked] for a in vocabulary])
+        return np.where(stems, 1.0, match)
+
     def coverages(self, sigs: list[str], masked_question: str) -> np.ndarray:
         """Per path, how much of it the question speaks of: the mean over the content words of its question read from the
         answer of each one's best match among the question's (cosine of word vectors; 1 for one stem); the better of
@@ -310,11 +354,25 @@ class SyntheticPrior:
         vocabulary = list(dict.fromkeys(w for readings in path_words for words in readings for w in words))
         if not asked or not vocabulary:
             return np.zeros(len(sigs))
-        # einsum, not BLAS: see PathPrior.votes
-        match = np.einsum("ij,kj->ik", self._word_vectors(vocabulary), self._word_vectors(asked))
-        stems = np.array([[same_stem(a, b) for b in asked] for a in vocabulary])
-        best = dict(zip(vocabulary, np.where(stems, 1.0, match).max(axis=1).tolist()))
+        best = dict(zip(vocabulary, self._matches(vocabulary, asked).max(axis=1).tolist()))
         return np.array([max((sum(best[w] for w in words) / len(words) if words else 0.0) for words in readings) for readings in path_words])
+
+    def focuses(self, sigs: list[str], masked_question: str) -> np.ndarray:
+        """Per path, how much more the question's wh-phrase asks about its last step than about its steps on average:
+        each step's match is the mean of the question's words weighted by `focus_weights` of each one's best match
+        among the words of the step's relation phrases, both ways (the better verbalizer's); 0 for a question without
+        a wh-word."""
+        weights = focus_weights(masked_question)
+        steps = [self._steps_words(s) for s in sigs]
+        vocabulary = list(dict.fromkeys(w for path in steps for step in path for words in step for w in words))
+        if not weights or not vocabulary:
+            return np.zeros(len(sigs))
+        asked = list(weights)
+        weight = np.array([weights[a] for a in asked]) / sum(weights.values())
+        match = dict(zip(vocabulary, self._matches(vocabulary, asked)))
+        focus = [[max((float(weight @ np.max([match[w] for w in words], axis=0)) for words in step if words), default=0.0)
+                  for step in path] for path in steps]
+        return np.array([per_step[-1] - np.mean(per_step) for per_step in focus])
 
     @staticmethod
     def question_texts(masked_question: str, content_mix: float) -> list[str]:
@@ -334,6 +392,8 @@ class SyntheticPrior:
         sims = sims - self.hop_weight * np.abs(steps - expected_hops(masked_question, self.words_per_hop))
         if self.coverage:
             sims = sims + self.coverage * self.coverages(sigs, masked_question)
+        if self.focus:
+            sims = sims + self.focus * self.focuses(sigs, masked_question)
         weights = np.exp((sims - sims.max()) / self.temperature)
         per_path = weights / weights.sum()
         return np.array([per_path[first[w.signature]] for w in walks])
