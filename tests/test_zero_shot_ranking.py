@@ -307,6 +307,8 @@ def test_the_path_whose_last_step_the_wh_phrase_names_wins(tmp_path, monkeypatch
     expected = [(s[-1] - np.mean(s)) / total for s in steps.values()] + [0.0]  # a one-step path: nothing to compare
     assert np.allclose(prior(0.3).focuses([w.signature for w in walks], question), expected)
     assert not prior(0.3).focuses([w.signature for w in walks], "name the films E's directors wrote").any()  # no wh-word
+    # "who is the writer of E" asks for one step (one content word): the three-step path ends in writing too, but gains nothing
+    assert np.allclose(prior(0.3).focuses([w.signature for w in walks], "who is the writer of E"), [0.0, -1 / 3, 0.0])
     with pytest.raises(Exception, match="synthetic_focus"):
         prior(-0.1)
 

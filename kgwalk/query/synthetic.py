@@ -49,7 +49,9 @@ step of a path gets their weighted match with the words of its relation's phrase
 "written by" and "wrote" are one relation), and the path gains
 synthetic_focus x (its last step's, the answer's, less the mean over its steps). Relative to the
 path's own steps, so a one-step path, or one that repeats one relation, is left as it is, and a
-type word beside the wh-word ("what movies") moves little (bench/results/answer_focus.md).
+type word beside the wh-word ("what movies") moves little; and a path more than a step longer than
+the question asks for gains nothing, since a path that wanders off before reaching the asked
+relation ends in it too (bench/results/answer_focus.md).
 
 Measured on MetaQA dev (bench/results/zero_shot_ranking.md): either reading alone ranks the
 answer path first less often than the better of the two (the end-first one misses "what year
@@ -94,6 +96,7 @@ STEM = 4  # leading letters two words of at least this length share to count as 
 MAX_WORDS = 200_000  # word vectors a prior keeps: a server's questions keep bringing new words
 WH_WORDS = frozenset({"who", "what", "which", "when", "where", "whom", "whose", "how"})
 FOCUS_DECAY = 0.3  # the weight of the question's n-th content word nearest its wh-word: FOCUS_DECAY ** n (MetaQA dev)
+FOCUS_SLACK = 1.0  # steps beyond expected_hops up to which a path may gain from the focus (MetaQA dev)
 
 
 def _content(text: str) -> list[str]:
@@ -361,7 +364,7 @@ class SyntheticPrior:
         """Per path, how much more the question's wh-phrase asks about its last step than about its steps on average:
         each step's match is the mean of the question's words weighted by `focus_weights` of each one's best match
         among the words of the step's relation phrases, both ways (the better verbalizer's); 0 for a question without
-        a wh-word."""
+        a wh-word, and no gain for a path more than FOCUS_SLACK steps longer than `expected_hops`."""
         weights = focus_weights(masked_question)
         steps = [self._steps_words(s) for s in sigs]
         vocabulary = list(dict.fromkeys(w for path in steps for step in path for words in step for w in words))
@@ -372,7 +375,11 @@ class SyntheticPrior:
         match = dict(zip(vocabulary, self._matches(vocabulary, asked)))
         focus = [[max((float(weight @ np.max([match[w] for w in words], axis=0)) for words in step if words), default=0.0)
                   for step in path] for path in steps]
-        return np.array([per_step[-1] - np.mean(per_step) for per_step in focus])
+        relative = np.array([per_step[-1] - np.mean(per_step) for per_step in focus])
+        # what the focus tells is the answer's relation, not the length: a path more than FOCUS_SLACK steps longer than the
+        # question asks for gains nothing ("what was the release year of E": E's director's other films' years end in it too)
+        too_long = np.array([len(path) for path in steps]) - expected_hops(masked_question, self.words_per_hop) > FOCUS_SLACK
+        return np.where(too_long, np.minimum(relative, 0.0), relative)
 
     @staticmethod
     def question_texts(masked_question: str, content_mix: float) -> list[str]:
