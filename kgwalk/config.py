@@ -231,8 +231,9 @@ class QueryConf:
     synthetic_coverage: float = 0.4
     # synthetic: questions name the relation they ask the answer by next to their wh-word ("who
     # directed ...", "... are written by who"); a path gains this much per unit its last step
-    # matches the words nearest the wh-word better than its steps on average (0 = off). Tuned on
-    # MetaQA dev, checked on other dev questions (bench/results/answer_focus.md)
+    # matches the words nearest the wh-word better than its steps on average (0 = off; a path more
+    # than a step longer than the question asks for gains nothing). Tuned on MetaQA dev, checked
+    # on other dev questions (bench/results/answer_focus.md)
     synthetic_focus: float = 0.3
     candidates: Count = 50  # walks fetched per node before reranking
     walk_budget: Count | None = None  # at most this many walks over all nodes, best first; None = k_nodes x k_walks
