@@ -99,9 +99,14 @@ FOCUS_DECAY = 0.3  # the weight of the question's n-th content word nearest its 
 FOCUS_SLACK = 1.0  # steps beyond expected_hops up to which a path may gain from the focus (MetaQA dev)
 
 
+def _is_content(word: str) -> bool:
+    """Neither a function word nor a placeholder (`word` lower-cased)."""
+    return word not in FUNCTION_WORDS and word != PLACEHOLDER
+
+
 def _content(text: str) -> list[str]:
     """The words of `text` that are neither function words nor placeholders, as written."""
-    return [w for w in _WORD.findall(text) if w.lower() not in FUNCTION_WORDS and w.lower() != PLACEHOLDER]
+    return [w for w in _WORD.findall(text) if _is_content(w.lower())]
 
 
 def content_words(text: str) -> str:
@@ -131,7 +136,7 @@ def focus_weights(masked_question: str) -> dict[str, float]:
     wh = next((i for i, w in enumerate(tokens) if w in WH_WORDS), None)
     if wh is None:
         return {}
-    near = sorted((abs(i - wh), i) for i, w in enumerate(tokens) if w not in FUNCTION_WORDS and w != PLACEHOLDER)
+    near = sorted((abs(i - wh), i) for i, w in enumerate(tokens) if _is_content(w))
     weights: dict[str, float] = {}
     for rank, (_, i) in enumerate(near):
         weights[tokens[i]] = weights.get(tokens[i], 0.0) + FOCUS_DECAY**rank
