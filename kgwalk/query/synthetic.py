@@ -46,7 +46,8 @@ What tells them apart is which relation the question asks its answer by, and que
 one next to their wh-word ("who directed ...", "... are written by who", "when did ... release").
 The question's content words are weighted by nearness to the wh-word (FOCUS_DECAY per rank); each
 step of a path gets their weighted match with the words of its relation's phrases (both ways:
-"written by" and "wrote" are one relation), and the path gains
+"written by" and "wrote" are one relation; a compound's last part counts, "screenwriter" for
+"written"), and the path gains
 synthetic_focus x (its last step's, the answer's, less the mean over its steps). Relative to the
 path's own steps, so a one-step path, or one that repeats one relation, is left as it is, and a
 type word beside the wh-word ("what movies") moves little; and a path more than a step longer than
@@ -121,12 +122,17 @@ def words_of(text: str) -> list[str]:
     return list(dict.fromkeys(w.lower() for w in _content(text)))
 
 
-def same_stem(a: str, b: str) -> bool:
+def same_stem(a: str, b: str, *, compounds: bool = False) -> bool:
     """Two forms of one word, as far as spelling tells: both begin with the same STEM letters
-    ("directed", "director") or one holds the other ("writer", "screenwriter")."""
+    ("directed", "director") or one holds the other ("writer", "screenwriter"). With `compounds`, also
+    where the longer word holds the shorter's first STEM letters after its own first letter, a compound's
+    last part in another form ("screenwriter", "written")."""
     if len(a) < STEM or len(b) < STEM:
         return a == b
-    return a[:STEM] == b[:STEM] or a in b or b in a
+    if a[:STEM] == b[:STEM] or a in b or b in a:
+        return True
+    longer, shorter = (a, b) if len(a) >= len(b) else (b, a)
+    return compounds and shorter[:STEM] in longer[1:]
 
 
 def focus_weights(masked_question: str) -> dict[str, float]:
@@ -345,12 +351,12 @@ class SyntheticPrior:
             self.step_words[sig] = [[words_of(" ".join(path_questions([r], [i], v))) for v in self.verbalizers] for r, i in zip(rels, inverse)]
         return self.step_words[sig]
 
-    def _matches(self, vocabulary: list[str], asked: list[str]) -> np.ndarray:
+    def _matches(self, vocabulary: list[str], asked: list[str], *, compounds: bool = False) -> np.ndarray:
         """(vocabulary, asked): how well each path word matches each question word: the cosine of their word
-        vectors, 1 for one stem."""
+        vectors, 1 for one stem (`same_stem`, with `compounds`)."""
         # einsum, not BLAS: see PathPrior.votes
         match = np.einsum("ij,kj->ik", self._word_vectors(vocabulary), self._word_vectors(asked))
-        stems = np.array([[same_stem(a, b) for b in asked] for a in vocabulary])
+        stems = np.array([[same_stem(a, b, compounds=compounds) for b in asked] for a in vocabulary])
         return np.where(stems, 1.0, match)
 
     def coverages(self, sigs: list[str], masked_question: str) -> np.ndarray:
@@ -377,7 +383,9 @@ class SyntheticPrior:
             return np.zeros(len(sigs))
         asked = list(weights)
         weight = np.array([weights[a] for a in asked]) / sum(weights.values())
-        match = dict(zip(vocabulary, self._matches(vocabulary, asked)))
+        # compounds: the wh-phrase often names the answer by a role noun ("who are the screenwriters ...") that only its
+        # last part ties to the relation's verb ("written"); coverage, which every word of the question feeds, stays strict
+        match = dict(zip(vocabulary, self._matches(vocabulary, asked, compounds=True)))
         focus = [[max((float(weight @ np.max([match[w] for w in words], axis=0)) for words in step if words), default=0.0)
                   for step in path] for path in steps]
         relative = np.array([per_step[-1] - np.mean(per_step) for per_step in focus])
