@@ -1,7 +1,8 @@
 """The synthetic prior's terms that read a path's words against the question's, one at a time (--key):
 word coverage (query.synthetic_coverage: each word of a path's question should be one the question
-speaks of) or answer focus (query.synthetic_focus: the path's last step should be the relation the
-words beside the question's wh-word name), on MetaQA dev, plain questions, zero-shot: the term off
+speaks of), answer focus (query.synthetic_focus: the path's last step should be the relation the
+words beside the question's wh-word name) or relation mentions (query.mention_hops: a question asks
+for as many steps as relations it names, where its word count says fewer), on MetaQA dev, plain questions, zero-shot: the term off
 (0) against the default, with MetaQA's phrase map and with automatic phrases for the path
 questions, on the eval's 1,000-question sample per hop count (where the defaults were chosen) and on 1,500
 other dev questions per hop count (not looked at while choosing); with `--test`, on MetaQA test,
@@ -16,6 +17,8 @@ once (the eval's 1,000 test questions per hop count; nothing chosen there).
         --baseline-src /tmp/kgwalk-base --report path_words_function_words      # (run at f7d705d)
     flock /tmp/kgwalk-heavy.lock .venv/bin/python bench/path_words.py --warehouse /tmp/s19/mq --name metaqa \
         --key synthetic_focus [--test]                             # bench/results/answer_focus[_test].md
+    flock /tmp/kgwalk-heavy.lock .venv/bin/python bench/path_words.py --warehouse /tmp/s19/mq --name metaqa \
+        --key mention_hops --baseline-src /tmp/kgwalk-base [--test] # bench/results/relation_mentions[_test].md
 
 With `--baseline-src` (a checkout of older kgwalk, e.g. `git worktree add --detach /tmp/kgwalk-base
 <ref>`), that code's default rows run beside these, in the same alternation.
@@ -58,6 +61,10 @@ TERMS = {
                         "focus: the question's content words weighted by nearness to its wh-word (0.3 per rank); per step of a path, their "
                         "weighted best match among the words of the step's relation phrases (both ways); the path's cosine gains "
                         "query.synthetic_focus x (its last step's less the mean over its steps)"),
+    "mention_hops": ("relation_mentions", "The synthetic prior's step count from relation mentions (query.mention_hops)",
+                     "mentions: the relations a question names by words of the KG's relation phrases (per relation, its most repeated "
+                     "word; a compound's last part counts); a path loses query.hop_weight per step it differs from the larger of "
+                     "content words / query.words_per_hop and query.mention_hops x mentions (off: the words alone)"),
 }
 
 

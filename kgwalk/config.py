@@ -215,6 +215,10 @@ class QueryConf:
     # acted in": 4); bench/results/zero_shot_ranking.md
     words_per_hop: float = 1.75
     hop_weight: float = 0.16
+    # synthetic: or, where more, mention_hops steps per relation the question names by a word of the
+    # KG's relation phrases ("who directed the films written by the writer of E": 4 content words, 3
+    # relations named, 3 steps; 0 = words only). MetaQA dev (bench/results/relation_mentions.md)
+    mention_hops: float = 0.9
     # synthetic: compare the question with each path question less the mean path question (what
     # every path of this KG shares, e.g. that it is about films); false = raw cosines
     synthetic_center: bool = True

@@ -12,7 +12,7 @@ import pytest
 import corpus
 from kgwalk.query import Retriever
 from kgwalk.query.synthetic import (SyntheticPrior, content_words, corpus_paths, embed_cached, expected_hops, focus_weights, path_questions,
-                                    path_readings, same_stem, words_of)
+                                    path_readings, relation_mentions, relation_word_matches, same_stem, words_of)
 from kgwalk.verbalize.template import TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
@@ -114,6 +114,42 @@ def test_a_question_asks_for_as_many_steps_as_its_content_words_say():
     assert expected_hops("what movies did E act in", 2.0) == 1.0
     assert expected_hops("who directed the films that E acted in", 1.5) == 2.0
     assert expected_hops("where is the club of E headquartered", 1.5) == 2.0
+
+
+def test_a_question_that_names_more_relations_than_its_words_say_asks_for_more_steps(tmp_path, monkeypatch):
+    words = {"directed_by": ["directed"], "written_by": ["wrote", "written"], "release_year": ["release", "year", "released"],
+             "has_imdb_rating": ["imdb", "rating"], "has_imdb_votes": ["imdb", "votes"]}
+
+    def mentions(question: str) -> int:
+        return relation_mentions(question, lambda word: relation_word_matches(word, words))
+
+    assert relation_word_matches("screenwriters", words) == {"written_by": frozenset({"written"})}  # a compound's last part
+    assert mentions("who directed the films written by the writer of E") == 3  # written_by twice: its most repeated word
+    assert mentions("who are the screenwriters that the directors of their movies also directed E") == 3
+    assert mentions("what was the release year of E") == 1  # two words of one relation
+    assert mentions("what is the imdb rating of E") == 1  # "imdb" goes to the relation that matches more of the question
+    assert mentions("who is the director that directed E") == 1  # a relative clause restating its noun
+    assert mentions("that directed E") == 1 and mentions("what is E about") == 0
+    # the prior counts on its KG's relation phrases, and takes the larger of the two counts
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    mapped = TemplateVerbalizer({"written_by": ["was written by", "wrote"], "directed_by": ["was directed by", "directed"]})
+
+    class Flat:
+        def encode(self, texts):
+            return np.ones((len(texts), 4), np.float32)
+
+    prior = SyntheticPrior([(["written_by", "written_by", "directed_by"], [False, True, False])], mapped, Flat(), "flat", 0.02,
+                           words_per_hop=1.75, hop_weight=0.16, content_mix=0.0, mention_hops=0.9)
+    assert prior.expected_hops("who directed the films written by the writer of E") == pytest.approx(0.9 * 3)  # words: 4 / 1.75
+    assert prior.expected_hops("who directed the films written by E and its genre and language") == pytest.approx(5 / 1.75)
+    assert prior.expected_hops("who starred in films that starred E") == pytest.approx(3 / 1.75)  # a relation it does not know
+    # a relation a refresh brings is read when a path of it is first met
+    prior.shares("who starred in E", np.ones((1, 4), np.float32), [_Walk(signature(["starred_actors", "starred_actors"], [False, True]))])
+    assert prior.expected_hops("who starred in films that starred E") == pytest.approx(0.9 * 2)
+    prior.mention_hops = 0.0  # off: the words alone
+    assert prior.expected_hops("who directed the films written by the writer of E") == pytest.approx(4 / 1.75)
+    with pytest.raises(Exception, match="mention_hops"):
+        SyntheticPrior([], mapped, Flat(), "flat", 0.02, words_per_hop=1.75, hop_weight=0.16, content_mix=0.0, mention_hops=-1.0)
 
 
 class _Walk:

@@ -23,7 +23,10 @@ Three corrections make the cosines tell paths apart (bench/results/zero_shot_ran
   length can; every step costs a relation word and often a noun ("what movies did E act in": 2
   content words, "who directed the films E acted in": 4). Each path loses hop_weight per step it
   differs from the question's content words / words_per_hop (expected_hops). words_per_hop is
-  MetaQA dev's; a setting for questions that spend more or fewer words per step.
+  MetaQA dev's; a setting for questions that spend more or fewer words per step. A question that
+  names more relations than that counts query.mention_hops per relation named instead
+  (relation_mentions, on the words of the KG's relation phrases): "who directed the films
+  written by the writer of E" spends 4 words on 3 steps, naming written_by for two of them.
 - content words (query.synthetic_content_mix): a static embedder averages its tokens, so "who is
   listed as director for E" is as close to "E was released in what?" as to "E was directed by
   what?" on their shared "who is E what" alone. The match is also read from the content words
@@ -68,6 +71,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Callable, Iterable
 
 import numpy as np
 import pyarrow as pa
@@ -98,6 +102,7 @@ MAX_WORDS = 200_000  # word vectors a prior keeps: a server's questions keep bri
 WH_WORDS = frozenset({"who", "what", "which", "when", "where", "whom", "whose", "how"})
 FOCUS_DECAY = 0.3  # the weight of the question's n-th content word nearest its wh-word: FOCUS_DECAY ** n (MetaQA dev)
 FOCUS_SLACK = 1.0  # steps beyond expected_hops up to which a path may gain from the focus (MetaQA dev)
+RELATIVE_PRONOUNS = frozenset({"that", "who", "which", "whom"})
 
 
 def _is_content(word: str) -> bool:
@@ -153,6 +158,39 @@ def expected_hops(masked_question: str, words_per_hop: float) -> float:
     """How many relation steps a question with its topic masked as 'E' asks for, read from how many
     content words it spends."""
     return sum(w.lower() not in FUNCTION_WORDS for w in _WORD.findall(masked_question)) / words_per_hop
+
+
+def relation_word_matches(word: str, relation_words: dict[str, list[str]]) -> dict[str, frozenset[str]]:
+    """Per relation, the words of its phrases that `word` (lower-cased) is a form of (`same_stem`, compounds counted);
+    only relations with some."""
+    if not _is_content(word):
+        return {}
+    found = {r: frozenset(w for w in words if same_stem(word, w, compounds=True)) for r, words in relation_words.items()}
+    return {r: words for r, words in found.items() if words}
+
+
+def relation_mentions(masked_question: str, matches: Callable[[str], dict[str, frozenset[str]]]) -> int:
+    """How many relation steps the question names, counted on the words of the KG's relation phrases (`matches`: a word's
+    `relation_word_matches`). Per relation, its words' most repeated one counts: "release year" is one mention of release_year,
+    "directed the films written by the writer of E" two of written_by. A word goes to the relation matching the most words
+    of the question; one restating the noun before its relative pronoun is no new mention ("the director that directed E")."""
+    tokens = [w.lower() for w in _WORD.findall(masked_question)]
+    by_relation: dict[str, dict[int, frozenset[str]]] = {}
+    for i, token in enumerate(tokens):
+        for relation, words in matches(token).items():
+            by_relation.setdefault(relation, {})[i] = words
+    taken: set[int] = set()
+    mentions = 0
+    for relation in sorted(by_relation, key=lambda r: (-len(by_relation[r]), r)):
+        own = {i: words for i, words in by_relation[relation].items() if i not in taken}
+        taken |= set(own)
+        repeats: dict[str, int] = {}
+        for i, words in own.items():
+            if not (i >= 2 and tokens[i - 1] in RELATIVE_PRONOUNS and i - 2 in own):
+                for w in words:
+                    repeats[w] = repeats.get(w, 0) + 1
+        mentions += max(repeats.values(), default=0)
+    return mentions
 
 
 def path_readings(rel_labels: list[str], inverse: list[bool], verbalizers: list[TemplateVerbalizer]) -> tuple[str, ...]:
@@ -244,7 +282,7 @@ class SyntheticPrior:
 
     def __init__(self, paths: list[tuple[list[str], list[bool]]], verbalizer: TemplateVerbalizer,
                  embedder: Embedder, model: str, temperature: float, *, words_per_hop: float, hop_weight: float,
-                 content_mix: float, center: bool = True, coverage: float = 0.0, focus: float = 0.0,
+                 content_mix: float, center: bool = True, coverage: float = 0.0, focus: float = 0.0, mention_hops: float = 0.0,
                  words_embedder: Embedder | None = None, words_model: str | None = None) -> None:
         """`coverage`, `focus`: query.synthetic_coverage and synthetic_focus (0: off); their word vectors come from
         `words_embedder` (`words_model`'s; the prior's own embedder and model when None)."""
@@ -254,13 +292,14 @@ class SyntheticPrior:
             raise KgwalkError(f"query.words_per_hop must be > 0 and query.hop_weight >= 0, got {words_per_hop} and {hop_weight}")
         if not 0.0 <= content_mix <= 1.0:
             raise KgwalkError(f"query.synthetic_content_mix must be within [0, 1], got {content_mix}")
-        if coverage < 0 or focus < 0:
-            raise KgwalkError(f"query.synthetic_coverage and query.synthetic_focus must be >= 0, got {coverage} and {focus}")
+        if coverage < 0 or focus < 0 or mention_hops < 0:
+            raise KgwalkError("query.synthetic_coverage, query.synthetic_focus and query.mention_hops must be >= 0, "
+                              f"got {coverage}, {focus} and {mention_hops}")
         self.embedder, self.temperature = embedder, temperature
         # the phrase map's readings, then the relation names' own (automatic phrases) where a map changes them
         self.verbalizers = [verbalizer, TemplateVerbalizer({})] if verbalizer.phrase_map else [verbalizer]
         self.readings = 2 * len(self.verbalizers)
-        self.words_per_hop, self.hop_weight, self.content_mix = words_per_hop, hop_weight, content_mix
+        self.words_per_hop, self.hop_weight, self.content_mix, self.mention_hops = words_per_hop, hop_weight, content_mix, mention_hops
         self.coverage, self.focus, self.words_embedder = coverage, focus, words_embedder or embedder
         self.questions = {signature(r, i): path_readings(r, i, self.verbalizers) for r, i in paths}
         # per form (the whole questions; their content words where mixed in): path -> (readings, dim)
@@ -278,6 +317,9 @@ class SyntheticPrior:
         self.word_vectors: dict[str, np.ndarray] = {}
         self.path_words: dict[str, list[list[str]]] = {}  # per path, the words of each reading from the answer
         self.step_words: dict[str, list[list[list[str]]]] = {}  # per path and step, the words of each verbalizer's phrases
+        self.relation_words: dict[str, list[str]] = {}  # per relation, the words of its phrases (both ways, every verbalizer)
+        self.word_relations: dict[str, dict[str, frozenset[str]]] = {}  # per question word, its relation_word_matches
+        self._add_relations(self.questions)
         if (coverage or focus) and self.questions:
             vocabulary = list(dict.fromkeys(w for sig in self.questions for words in self._path_words(sig) for w in words))
             self.word_vectors = dict(zip(vocabulary, embed_cached(self.words_embedder, words_model or model, vocabulary)))
@@ -304,6 +346,7 @@ class SyntheticPrior:
         q = cfg.query
         return cls(paths, TemplateVerbalizer(cfg.verbalize.phrases), embedder, model, q.synthetic_temperature,
                    words_per_hop=q.words_per_hop, hop_weight=q.hop_weight, content_mix=q.synthetic_content_mix, center=q.synthetic_center,
+                   mention_hops=q.mention_hops,
                    coverage=q.synthetic_coverage, focus=q.synthetic_focus, words_embedder=words_embedder, words_model=cfg.embed.model if words_embedder else None)
 
     def _vectors_of(self, sigs: list[str], form: str) -> np.ndarray:
@@ -312,6 +355,7 @@ class SyntheticPrior:
         new = [s for s in sigs if s not in self.vectors[form]]
         for sig in new:
             self.questions.setdefault(sig, path_readings(*_parse_signature(sig), self.verbalizers))
+        self._add_relations(new)
         if new:
             texts = [self._form(q, form) for sig in new for q in self.questions[sig]]
             vectors = _unit(self.embedder.encode(texts)).reshape(len(new), self.readings, -1)
@@ -326,6 +370,32 @@ class SyntheticPrior:
         q = _unit((question_vector / (np.linalg.norm(question_vector) or 1.0) - center)[None])[0]
         # einsum, not BLAS: see PathPrior.votes (OpenBLAS's spinning threads slow the next embedding)
         return np.einsum("ikj,j->ik", _unit(self._vectors_of(sigs, form) - center), q).max(axis=1)
+
+    def _add_relations(self, sigs: Iterable[str]) -> None:
+        """Record the phrase words of these paths' relations not known yet (a refresh may bring new ones)."""
+        new = {r for sig in sigs for r in _parse_signature(sig)[0]} - set(self.relation_words)
+        for relation in sorted(new):
+            self.relation_words[relation] = list(dict.fromkeys(w for v in self.verbalizers for w in words_of(" ".join(path_questions([relation], [False], v)))))
+        if new:
+            self.word_relations = {}
+
+    def _word_relations(self, word: str) -> dict[str, frozenset[str]]:
+        """`relation_word_matches` of a question word, once per word (replaced when full, as `_word_vectors`)."""
+        known = self.word_relations
+        if word not in known:
+            if len(known) > MAX_WORDS:
+                self.word_relations = known = {}
+            known[word] = relation_word_matches(word, self.relation_words)
+        return known[word]
+
+    def expected_hops(self, masked_question: str) -> float:
+        """The steps the question asks for: `expected_hops` by its content words, or `mention_hops` per relation it names
+        (`relation_mentions`) where more. The words per step vary: "who directed the films written by the writer of E"
+        spends 4 content words on 3 steps (written_by named for two); "what is E about", 1 on 1."""
+        by_words = expected_hops(masked_question, self.words_per_hop)
+        if not self.mention_hops:
+            return by_words
+        return max(by_words, self.mention_hops * relation_mentions(masked_question, self._word_relations))
 
     def _word_vectors(self, words: list[str]) -> np.ndarray:
         """Unit vectors of `words`, embedded once. A server's threads may share the prior: the cache is
@@ -391,7 +461,7 @@ class SyntheticPrior:
         relative = np.array([per_step[-1] - np.mean(per_step) for per_step in focus])
         # what the focus tells is the answer's relation, not the length: a path more than FOCUS_SLACK steps longer than the
         # question asks for gains nothing ("what was the release year of E": E's director's other films' years end in it too)
-        too_long = np.array([len(path) for path in steps]) - expected_hops(masked_question, self.words_per_hop) > FOCUS_SLACK
+        too_long = np.array([len(path) for path in steps]) - self.expected_hops(masked_question) > FOCUS_SLACK
         return np.where(too_long, np.minimum(relative, 0.0), relative)
 
     @staticmethod
@@ -409,7 +479,7 @@ class SyntheticPrior:
         if self.content_mix > 0:
             sims = (1 - self.content_mix) * sims + self.content_mix * self._cosines(sigs, masked_vectors[1], "content")
         steps = np.array([s.count("|") + 1 for s in sigs])
-        sims = sims - self.hop_weight * np.abs(steps - expected_hops(masked_question, self.words_per_hop))
+        sims = sims - self.hop_weight * np.abs(steps - self.expected_hops(masked_question))
         if self.coverage:
             sims = sims + self.coverage * self.coverages(sigs, masked_question)
         if self.focus:
