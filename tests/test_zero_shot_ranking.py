@@ -120,10 +120,16 @@ def test_a_question_that_names_more_relations_than_its_words_say_asks_for_more_s
     words = {"directed_by": ["directed"], "written_by": ["wrote", "written"], "release_year": ["release", "year", "released"],
              "has_imdb_rating": ["imdb", "rating"], "has_imdb_votes": ["imdb", "votes"]}
 
-    def mentions(question: str) -> int:
-        return relation_mentions(question, lambda word: relation_word_matches(word, words))
+    relations_of: dict[str, list[str]] = {}
+    for relation, phrase_words in words.items():
+        for word in phrase_words:
+            relations_of.setdefault(word, []).append(relation)
 
-    assert relation_word_matches("screenwriters", words) == {"written_by": frozenset({"written"})}  # a compound's last part
+    def mentions(question: str) -> int:
+        return relation_mentions(question, lambda word: relation_word_matches(word, relations_of))
+
+    assert relation_word_matches("screenwriters", relations_of) == {"written_by": frozenset({"written"})}  # a compound's last part
+    assert relation_word_matches("imdb", relations_of) == {"has_imdb_rating": frozenset({"imdb"}), "has_imdb_votes": frozenset({"imdb"})}
     assert mentions("who directed the films written by the writer of E") == 3  # written_by twice: its most repeated word
     assert mentions("who are the screenwriters that the directors of their movies also directed E") == 3
     assert mentions("what was the release year of E") == 1  # two words of one relation

@@ -160,13 +160,18 @@ def expected_hops(masked_question: str, words_per_hop: float) -> float:
     return sum(w.lower() not in FUNCTION_WORDS for w in _WORD.findall(masked_question)) / words_per_hop
 
 
-def relation_word_matches(word: str, relation_words: dict[str, list[str]]) -> dict[str, frozenset[str]]:
+def relation_word_matches(word: str, relations_of: dict[str, list[str]]) -> dict[str, frozenset[str]]:
     """Per relation, the words of its phrases that `word` (lower-cased) is a form of (`same_stem`, compounds counted);
-    only relations with some."""
+    only relations with some. `relations_of`: each word of the KG's relation phrases, the relations it is a word of
+    (a KG of thousands of relations has far fewer distinct words)."""
     if not _is_content(word):
         return {}
-    found = {r: frozenset(w for w in words if same_stem(word, w, compounds=True)) for r, words in relation_words.items()}
-    return {r: words for r, words in found.items() if words}
+    found: dict[str, set[str]] = {}
+    for phrase_word in relations_of:
+        if same_stem(word, phrase_word, compounds=True):
+            for relation in relations_of[phrase_word]:
+                found.setdefault(relation, set()).add(phrase_word)
+    return {r: frozenset(words) for r, words in found.items()}
 
 
 def relation_mentions(masked_question: str, matches: Callable[[str], dict[str, frozenset[str]]]) -> int:
@@ -317,7 +322,8 @@ class SyntheticPrior:
         self.word_vectors: dict[str, np.ndarray] = {}
         self.path_words: dict[str, list[list[str]]] = {}  # per path, the words of each reading from the answer
         self.step_words: dict[str, list[list[list[str]]]] = {}  # per path and step, the words of each verbalizer's phrases
-        self.relation_words: dict[str, list[str]] = {}  # per relation, the words of its phrases (both ways, every verbalizer)
+        self.relations_of: dict[str, list[str]] = {}  # per word of a relation phrase (both ways, every verbalizer), its relations
+        self.relations_read: set[str] = set()
         self.word_relations: dict[str, dict[str, frozenset[str]]] = {}  # per question word, its relation_word_matches
         self._add_relations(self.questions)
         if (coverage or focus) and self.questions:
@@ -373,11 +379,16 @@ class SyntheticPrior:
 
     def _add_relations(self, sigs: Iterable[str]) -> None:
         """Record the phrase words of these paths' relations not known yet (a refresh may bring new ones)."""
-        new = {r for sig in sigs for r in _parse_signature(sig)[0]} - set(self.relation_words)
+        new = {r for sig in sigs for r in _parse_signature(sig)[0]} - self.relations_read
+        if not new:
+            return
+        # copied, not changed in place: a server's threads may be matching words against the one they read
+        relations_of = {word: list(relations) for word, relations in self.relations_of.items()}
         for relation in sorted(new):
-            self.relation_words[relation] = list(dict.fromkeys(w for v in self.verbalizers for w in words_of(" ".join(path_questions([relation], [False], v)))))
-        if new:
-            self.word_relations = {}
+            for word in dict.fromkeys(w for v in self.verbalizers for w in words_of(" ".join(path_questions([relation], [False], v)))):
+                relations_of.setdefault(word, []).append(relation)
+        self.relations_of, self.relations_read = relations_of, self.relations_read | new
+        self.word_relations = {}  # the words' matches may change
 
     def _word_relations(self, word: str) -> dict[str, frozenset[str]]:
         """`relation_word_matches` of a question word, once per word (replaced when full, as `_word_vectors`)."""
@@ -385,7 +396,7 @@ class SyntheticPrior:
         if word not in known:
             if len(known) > MAX_WORDS:
                 self.word_relations = known = {}
-            known[word] = relation_word_matches(word, self.relation_words)
+            known[word] = relation_word_matches(word, self.relations_of)
         return known[word]
 
     def expected_hops(self, masked_question: str) -> float:
