@@ -290,7 +290,8 @@ class SyntheticPrior:
                  content_mix: float, center: bool = True, coverage: float = 0.0, focus: float = 0.0, mention_hops: float = 0.0,
                  words_embedder: Embedder | None = None, words_model: str | None = None) -> None:
         """`coverage`, `focus`: query.synthetic_coverage and synthetic_focus (0: off); their word vectors come from
-        `words_embedder` (`words_model`'s; the prior's own embedder and model when None)."""
+        `words_embedder` (`words_model`'s; the prior's own embedder and model when None). `mention_hops`:
+        query.mention_hops (0: expected hops from the question's word count alone)."""
         if temperature <= 0:
             raise KgwalkError(f"query.synthetic_temperature must be > 0, got {temperature}")
         if words_per_hop <= 0 or hop_weight < 0:
@@ -323,7 +324,7 @@ class SyntheticPrior:
         self.path_words: dict[str, list[list[str]]] = {}  # per path, the words of each reading from the answer
         self.step_words: dict[str, list[list[list[str]]]] = {}  # per path and step, the words of each verbalizer's phrases
         self.relations_of: dict[str, list[str]] = {}  # per word of a relation phrase (both ways, every verbalizer), its relations
-        self.relations_read: set[str] = set()
+        self.relations_read: set[str] = set()  # the relations whose words relations_of holds
         self.word_relations: dict[str, dict[str, frozenset[str]]] = {}  # per question word, its relation_word_matches
         self._add_relations(self.questions)
         if (coverage or focus) and self.questions:
@@ -351,9 +352,8 @@ class SyntheticPrior:
         paths = read_corpus_paths(cfg.table("walks"), cfg.table("relations"))
         q = cfg.query
         return cls(paths, TemplateVerbalizer(cfg.verbalize.phrases), embedder, model, q.synthetic_temperature,
-                   words_per_hop=q.words_per_hop, hop_weight=q.hop_weight, content_mix=q.synthetic_content_mix, center=q.synthetic_center,
-                   mention_hops=q.mention_hops,
-                   coverage=q.synthetic_coverage, focus=q.synthetic_focus, words_embedder=words_embedder, words_model=cfg.embed.model if words_embedder else None)
+                   words_per_hop=q.words_per_hop, hop_weight=q.hop_weight, mention_hops=q.mention_hops,
+                   content_mix=q.synthetic_content_mix, center=q.synthetic_center, coverage=q.synthetic_coverage, focus=q.synthetic_focus, words_embedder=words_embedder, words_model=cfg.embed.model if words_embedder else None)
 
     def _vectors_of(self, sigs: list[str], form: str) -> np.ndarray:
         """(paths, readings, dim): the vectors of each path's questions in `form`; a path the corpus did not have at load (a refresh
