@@ -2,11 +2,12 @@
 word coverage (query.synthetic_coverage: each word of a path's question should be one the question
 speaks of), answer focus (query.synthetic_focus: the path's last step should be the relation the
 words beside the question's wh-word name) or relation mentions (query.mention_hops: a question asks
-for as many steps as relations it names, where its word count says fewer), on MetaQA dev, plain questions, zero-shot: the term off
-(0) against the default, with MetaQA's phrase map and with automatic phrases for the path
-questions, on the eval's 1,000-question sample per hop count (where the defaults were chosen) and on 1,500
-other dev questions per hop count (not looked at while choosing); with `--test`, on MetaQA test,
-once (the eval's 1,000 test questions per hop count; nothing chosen there).
+for as many steps as relations it names, where its word count says fewer). On MetaQA dev, plain
+questions, zero-shot: the term off (0) against the default, with MetaQA's phrase map and with
+automatic phrases for the path questions, on the eval's 1,000-question sample per hop count (where
+the defaults were chosen) and on 1,500 other dev questions per hop count (not looked at while
+choosing); with `--test`, on MetaQA test, once (the eval's 1,000 test questions per hop count;
+nothing chosen there).
 
     flock /tmp/kgwalk-heavy.lock .venv/bin/python bench/path_words.py --warehouse /tmp/s19/mq --name metaqa
                                                                    # bench/results/path_words.md, ~15 min

@@ -198,6 +198,12 @@ def relation_mentions(masked_question: str, matches: Callable[[str], dict[str, f
     return mentions
 
 
+def phrase_words(relation: str, inverse: bool, verbalizer: TemplateVerbalizer) -> list[str]:
+    """The content words of the relation's phrases both ways ("written by" and "wrote": one relation), in reading order
+    from the step's answer."""
+    return words_of(" ".join(path_questions([relation], [inverse], verbalizer)))
+
+
 def path_readings(rel_labels: list[str], inverse: list[bool], verbalizers: list[TemplateVerbalizer]) -> tuple[str, ...]:
     """`path_questions` by each verbalizer in turn: from its end, from the topic, and so on."""
     return tuple(q for verbalizer in verbalizers for q in path_questions(rel_labels, inverse, verbalizer))
@@ -353,7 +359,8 @@ class SyntheticPrior:
         q = cfg.query
         return cls(paths, TemplateVerbalizer(cfg.verbalize.phrases), embedder, model, q.synthetic_temperature,
                    words_per_hop=q.words_per_hop, hop_weight=q.hop_weight, mention_hops=q.mention_hops,
-                   content_mix=q.synthetic_content_mix, center=q.synthetic_center, coverage=q.synthetic_coverage, focus=q.synthetic_focus, words_embedder=words_embedder, words_model=cfg.embed.model if words_embedder else None)
+                   content_mix=q.synthetic_content_mix, center=q.synthetic_center, coverage=q.synthetic_coverage, focus=q.synthetic_focus,
+                   words_embedder=words_embedder, words_model=cfg.embed.model if words_embedder else None)
 
     def _vectors_of(self, sigs: list[str], form: str) -> np.ndarray:
         """(paths, readings, dim): the vectors of each path's questions in `form`; a path the corpus did not have at load (a refresh
@@ -385,7 +392,7 @@ class SyntheticPrior:
         # copied, not changed in place: a server's threads may be matching words against the one they read
         relations_of = {word: list(relations) for word, relations in self.relations_of.items()}
         for relation in sorted(new):
-            for word in dict.fromkeys(w for v in self.verbalizers for w in words_of(" ".join(path_questions([relation], [False], v)))):
+            for word in dict.fromkeys(w for v in self.verbalizers for w in phrase_words(relation, False, v)):
                 relations_of.setdefault(word, []).append(relation)
         self.relations_of, self.relations_read = relations_of, self.relations_read | new
         self.word_relations = {}  # the words' matches may change
@@ -429,7 +436,7 @@ class SyntheticPrior:
         if sig not in self.step_words:
             rels, inverse = _parse_signature(sig)
             # the relation's phrases both ways: "are written by who" asks by the relation a step reads as "wrote" from its answer
-            self.step_words[sig] = [[words_of(" ".join(path_questions([r], [i], v))) for v in self.verbalizers] for r, i in zip(rels, inverse)]
+            self.step_words[sig] = [[phrase_words(r, i, v) for v in self.verbalizers] for r, i in zip(rels, inverse)]
         return self.step_words[sig]
 
     def _matches(self, vocabulary: list[str], asked: list[str], *, compounds: bool = False) -> np.ndarray:
