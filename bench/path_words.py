@@ -1,9 +1,11 @@
-"""The synthetic prior's terms that read a path's words against the question's, one at a time (--key):
-word coverage (query.synthetic_coverage: each word of a path's question should be one the question
-speaks of), answer focus (query.synthetic_focus: the path's last step should be the relation the
-words beside the question's wh-word name) or relation mentions (query.mention_hops: a question asks
-for as many steps as relations it names, where its word count says fewer). On MetaQA dev, plain
-questions, zero-shot: the term off (0) against the default, with MetaQA's phrase map and with
+"""Zero-shot retrieval settings one at a time (--key), foremost the synthetic prior's terms that read a
+path's words against the question's: word coverage (query.synthetic_coverage: each word of a path's
+question should be one the question speaks of), answer focus (query.synthetic_focus: the path's last
+step should be the relation the words beside the question's wh-word name) or relation mentions
+(query.mention_hops: a question asks for as many steps as relations it names, where its word count
+says fewer); and the walk places (query.unnamed_walks: the top nodes the question names show the
+places of those it does not). On MetaQA dev, plain
+questions, zero-shot: the setting off against the default, with MetaQA's phrase map and with
 automatic phrases for the path questions, on the eval's 1,000-question sample per hop count (where
 the defaults were chosen) and on 1,500 other dev questions per hop count (not looked at while
 choosing); with `--test`, on MetaQA test, once (the eval's 1,000 test questions per hop count;
@@ -20,6 +22,9 @@ nothing chosen there).
         --key synthetic_focus [--test]                             # bench/results/answer_focus[_test].md
     flock /tmp/kgwalk-heavy.lock .venv/bin/python bench/path_words.py --warehouse /tmp/s19/mq --name metaqa \
         --key mention_hops --baseline-src /tmp/kgwalk-base [--test] # bench/results/relation_mentions[_test].md
+    git worktree add --detach /tmp/kgwalk-base fa5778f             # diversity ends, k_walks per node
+    flock /tmp/kgwalk-heavy.lock .venv/bin/python bench/path_words.py --warehouse /tmp/s19/mq --name metaqa \
+        --key unnamed_walks --baseline-src /tmp/kgwalk-base [--test] # bench/results/walk_places[_test].md
 
 With `--baseline-src` (a checkout of older kgwalk, e.g. `git worktree add --detach /tmp/kgwalk-base
 <ref>`), that code's default rows run beside these, in the same alternation.
@@ -52,7 +57,8 @@ HOPS = (1, 2, 3)
 PHRASES = {"map": ("MetaQA's phrase map", []), "automatic": ("automatic (verbalize.phrases emptied)", ["verbalize.phrases={}"])}
 QUESTIONS = {"sample": "the eval's 1,000 per hop count (chosen on)", "other": "1,500 other dev questions per hop count",
              "test": "MetaQA **test**: the eval's 1,000 per hop count, once"}
-SETTING = {"0": "off", "default": "the default"}
+SETTING = {"off": "off", "default": "the default"}
+OFF = {"unnamed_walks": "null"}  # a setting's value in its off rows where not 0
 # per term: the results file, its title, and what it does
 TERMS = {
     "synthetic_coverage": ("path_words", "The synthetic prior's word coverage (query.synthetic_coverage)",
@@ -66,6 +72,11 @@ TERMS = {
                      "mentions: the relations a question names by words of the KG's relation phrases (per relation, its most repeated "
                      "word; a compound's last part counts); a path loses query.hop_weight per step it differs from the larger of "
                      "content words / query.words_per_hop and query.mention_hops x mentions (off: the words alone)"),
+    "unnamed_walks": ("walk_places", "Walk places for the nodes a question names (query.unnamed_walks)",
+                      "walk places: where the question names some of the 3 top nodes (hybrid search), each other one shows "
+                      "query.unnamed_walks walks (1) and the named ones share the places freed (off: 3 each, the paper's); "
+                      "query.diversity paths (the default with it; the baseline's ends) passes over a walk whose relation path "
+                      "from its root a shown walk has, since that walk's answer-set list names the other ends"),
 }
 
 
@@ -79,7 +90,7 @@ def questions(hops: int, which: str) -> list[Question]:
 
 
 def run_row(warehouse: str, name: str, key: str, phrases: str, which: str, setting: str) -> list[dict]:
-    settings = ["query.rerank=synthetic", *([f"query.{key}={setting}"] if setting != "default" else []), *PHRASES[phrases][1]]
+    settings = ["query.rerank=synthetic", *([f"query.{key}={OFF.get(key, 0)}"] if setting == "off" else []), *PHRASES[phrases][1]]
     retriever = Retriever.from_config(None, settings, name=name, warehouse=warehouse)
     retriever.warm_up()
     rows = []
@@ -98,8 +109,9 @@ def run_row(warehouse: str, name: str, key: str, phrases: str, which: str, setti
 def tabulate(results: dict[tuple[str, str, str, str], list[dict]], commit: str, key: str, test: bool, report: str | None) -> None:
     name, title, what = TERMS[key]
     body = [f"| path questions | questions | kgwalk | {key.removeprefix('synthetic_')} | extractive Hits@1 (1/2/3) | Hits@1 mean | context recall@3, walks (1/2/3) "
-            "| context recall, answer's context (1/2/3) | multi-answer answer-set recall, answer's context (1/2/3) | retrieval ms p50, walks (1/2/3) |",
-            "|---|---|---|---|---|---:|---|---|---|---|"]
+            "| context recall, answer's context (1/2/3) | multi-answer answer-set recall, walks (1/2/3) "
+            "| multi-answer answer-set recall, answer's context (1/2/3) | context characters, walks (1/2/3) | retrieval ms p50, walks (1/2/3) |",
+            "|---|---|---|---|---|---:|---|---|---|---|---|---|"]
     for (phrases, which, source, setting), rows in results.items():
         walks = [r for r in rows if r["mode"] == "walks"]
         ego = [r for r in rows if r["mode"] == "ego"]
@@ -109,8 +121,10 @@ def tabulate(results: dict[tuple[str, str, str, str], list[dict]], commit: str, 
 
         mean = 100 * sum(r["extractive_hits1"] for r in walks) / len(walks)
         p50 = " / ".join(f"{r['latency_ms']['retrieval']['p50']:.1f}" for r in walks)
+        chars = " / ".join(f"{r['context_chars']:.0f}" for r in walks)
         body.append(f"| {PHRASES[phrases][0]} | {QUESTIONS[which]} | {source} | {SETTING[setting]} | {per_hop(walks, 'extractive_hits1')} | {mean:.1f} "
-                    f"| {per_hop(walks, 'context_recall')} | {per_hop(ego, 'context_recall')} | {per_hop(ego, 'multi_answer_recall')} | {p50} |")
+                    f"| {per_hop(walks, 'context_recall')} | {per_hop(ego, 'context_recall')} | {per_hop(walks, 'multi_answer_recall')} "
+                    f"| {per_hop(ego, 'multi_answer_recall')} | {chars} | {p50} |")
     facts = [
         "- measured " + time.strftime("%Y-%m-%d") + f"; kgwalk git {commit}; MetaQA **{'test' if test else 'dev'}**, plain questions (brackets dropped), zero-shot "
         "(query.rerank=synthetic, no labelled data); the whole MetaQA KB's corpus (static walk vectors, MiniLM prior encoder, `paths` BFS)",
@@ -131,7 +145,7 @@ def main() -> None:
     p.add_argument("--warehouse", required=True)
     p.add_argument("--name", required=True, help="a MetaQA corpus")
     p.add_argument("--baseline-src", help="a checkout of older kgwalk: its rows at its defaults beside these")
-    p.add_argument("--key", choices=list(TERMS), default="synthetic_coverage", help="the term off (0) in the rows beside the defaults")
+    p.add_argument("--key", choices=list(TERMS), default="synthetic_coverage", help="the setting off (0; OFF's value) in the rows beside the defaults")
     p.add_argument("--test", action="store_true", help="MetaQA test, once: bench/results/<the term's name>_test.md")
     p.add_argument("--report", help="the results file's name (default: the term's, e.g. path_words; path_words_test with --test)")
     p.add_argument("--row", nargs=3, metavar=("PHRASES", "QUESTIONS", "SETTING"), help="run one row, print its JSON")

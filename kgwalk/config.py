@@ -45,7 +45,7 @@ NodeSearch = Literal["dense", "hybrid"]
 Rerank = Literal["auto", "none", "paths", "synthetic"]
 QuestionEncoder = Literal["onnx", "torch"]
 QueryMode = Literal["walks", "ego"]
-WalkDiversity = Literal["none", "ends", "facts"]
+WalkDiversity = Literal["none", "ends", "facts", "paths"]
 
 
 @dataclass(frozen=True)
@@ -241,6 +241,11 @@ class QueryConf:
     synthetic_focus: float = 0.3
     candidates: Count = 50  # walks fetched per node before reranking
     walk_budget: Count | None = None  # at most this many walks over all nodes, best first; None = k_nodes x k_walks
+    # where the question names some of the top nodes (hybrid search), each other one shows this many walks and the
+    # named ones share the k_walks places this frees: the dense search's look-alikes ("The Cowboy and the Lady" for
+    # "The Cowboy Way") keep their best walk, the entity asked about shows more of its facts. None: k_walks each (the
+    # paper's). kgwalk/query/diversity.py; bench/results/walk_places.md
+    unnamed_walks: Annotated[int, AtLeast(0)] | None = 1
     max_question_chars: int = 2000
     # onnx: the question encoder on ONNX Runtime (CPU; a few times faster one question at a time,
     # same vectors within rounding) | torch: the embed stage's own code. A static embed.model is
@@ -257,8 +262,10 @@ class QueryConf:
     temporal: bool = True
     # how each node's k walks are chosen among its candidates, best first: none: the k best | ends:
     # not a walk whose end entity is on a chosen one | facts: ends, nor one that extends a chosen
-    # one (kgwalk/query/diversity.py; bench/results/diversity.md)
-    diversity: WalkDiversity = "ends"
+    # one | paths: ends, and while answer-set lists are on (query.also_chars), nor one whose relation
+    # path a chosen one has from its root (that walk's list names its other ends) (kgwalk/query/diversity.py;
+    # bench/results/diversity.md, walk_places.md)
+    diversity: WalkDiversity = "paths"
     # complete answer sets: after each shown walk (ego: line), best first, the other ends of its
     # relation path from its root, read off the KG ("... starred in Farewell. Also: Underground,
     # Arizona Dream."), until this many characters of lists are spent; 0 = off

@@ -1,11 +1,11 @@
-"""Diversity of a node's k walks (query.diversity): the selection rules on hand-made walks, and the
-retriever choosing each named node's walks by the rule among its candidates, on a small KG."""
+"""How many walks each top node shows (query.unnamed_walks) and which (query.diversity): the rules on
+hand-made walks, and the retriever applying them among a node's candidates, on a small KG."""
 
 import pytest
 
 import corpus
 from kgwalk.query import Retriever
-from kgwalk.query.diversity import select_walks
+from kgwalk.query.diversity import select_walks, walks_per_node
 from kgwalk.query.hits import WalkHit
 
 ANN, F1, F2, F3, DIRECTOR, DIRECTOR2, FRENCH, TOWN = 1, 11, 12, 13, 21, 22, 31, 41
@@ -38,6 +38,18 @@ def test_rules_pass_over_walks_that_repeat_the_chosen_ones():
     assert ends(select_walks(shuffled, 3, "facts")) == ["Ann, Farewell, Christian Carion", "Ann, Kismet", "Ann, Juarez"]
 
 
+def test_the_paths_rule_passes_over_a_walk_whose_relation_path_a_chosen_one_has_from_its_root():
+    born = walk(0.55, ANN, TOWN)
+    assert ends(select_walks([*CANDIDATES, born], 4, "ends"))[-1] == "Ann, Juarez"
+    # "Ann, Juarez" is Ann's acted_in> as "Ann, Kismet" is: the place goes to another relation
+    assert ends(select_walks([*CANDIDATES, born], 4, "paths")) == ["Ann, Farewell, Christian Carion", "Ann, Kismet", "Ann, Kismet, French", "Ann, Cambrai"]
+    # from another root (an aligned alias's walks) the same path is another fact
+    other_root = walk(0.60, DIRECTOR, TOWN)
+    other_root.signature = "acted_in>"
+    films = [walk(0.70, ANN, F2), walk(0.65, ANN, F3)]
+    assert ends(select_walks([*films, other_root], 2, "paths")) == ["Ann, Kismet", "Christian Carion, Cambrai"]
+
+
 def test_passed_over_walks_fill_the_rest_best_first():
     # four walks pass the ends rule: the fifth place goes to the best passed-over one
     chosen = select_walks(CANDIDATES, 5, "ends")
@@ -63,7 +75,7 @@ def small_corpus(tmp_path_factory):
 def test_the_retriever_chooses_a_named_nodes_walks_by_the_rule(small_corpus, question):
     folder, kg = small_corpus
     shown = {}
-    for rule in ("none", "ends", "facts"):
+    for rule in ("none", "ends", "facts", "paths"):
         # (a hashing embedder: no prior, so the rule alone decides beyond cosine order)
         retriever = Retriever(corpus.config(folder, kg, [f"query.diversity={rule}", "query.mode=walks"]))
         [ann] = [n for n in retriever.retrieve(question, k_nodes=1).nodes]
@@ -81,7 +93,7 @@ def test_the_retriever_chooses_a_named_nodes_walks_by_the_rule(small_corpus, que
     assert any([w.walk_id for w in shown[rule]] != none_ids for rule in ("ends", "facts"))
 
 
-@pytest.mark.parametrize("diversity", ["none", "ends", "facts"])
+@pytest.mark.parametrize("diversity", ["none", "ends", "facts", "paths"])
 def test_walks_with_equal_scores_come_out_in_one_order_whatever_order_they_came_in(diversity):
     # a short sentence's vector often ties with another's, and the store returns ties in the order
     # the build wrote them: the shown order (and the answer prompt) must not depend on that
@@ -90,3 +102,33 @@ def test_walks_with_equal_scores_come_out_in_one_order_whatever_order_they_came_
               for arrangement in (tied, tied[::-1], tied[2:] + tied[:2])}
     assert len(orders) == 1
     assert list(next(iter(orders))) == sorted(next(iter(orders)))
+
+
+def test_the_nodes_the_question_names_take_the_places_the_others_leave():
+    # one named node among three: the others keep one walk each, the named one the six they free
+    assert walks_per_node([True, False, False], [50, 3, 3], 3, 1) == [7, 1, 1]
+    assert walks_per_node([False, True, False], [3, 50, 3], 3, 0) == [0, 9, 0]
+    # two named: the freed places alternate between them in rank order
+    assert walks_per_node([True, False, True], [50, 3, 50], 3, 1) == [4, 1, 4]
+    assert walks_per_node([True, False, True], [50, 3, 50], 3, 0) == [5, 0, 4]
+    # a named node with few walks: its places go to the next named one, then back to the others
+    assert walks_per_node([True, True, False], [2, 50, 3], 3, 1) == [2, 6, 1]
+    assert walks_per_node([True, False, False], [2, 3, 2], 3, 1) == [2, 3, 2]
+    # the paper's places: the setting off, no node named (nothing to go by), every node named, or more than k_walks asked
+    for named in ([True, False, False], [False, False, False], [True, True, True]):
+        assert walks_per_node(named, [50, 3, 3], 3, None if any(named) and not all(named) else 1) == [3, 3, 3]
+    assert walks_per_node([True, False, False], [50, 3, 3], 3, 5) == [3, 3, 3]
+
+
+def test_the_retriever_shows_more_walks_of_the_node_the_question_names(small_corpus):
+    folder, kg = small_corpus
+    question = "which films did Ann Actor act in"
+    shown = {}
+    for setting in ("1", "null"):
+        retriever = Retriever(corpus.config(folder, kg, [f"query.unnamed_walks={setting}", "query.mode=walks"]))
+        nodes = retriever.retrieve(question, k_nodes=3, k_walks=2).nodes
+        retriever.close()
+        assert nodes[0].label == "Ann Actor" and nodes[0].matched and not any(n.matched for n in nodes[1:])
+        shown[setting] = [len(n.walks) for n in nodes]
+    assert shown["null"] == [2, 2, 2]
+    assert shown["1"] == [4, 1, 1]

@@ -1,4 +1,10 @@
-"""Which k of a node's candidate walks it shows (query.diversity).
+"""How many walks each top node shows (query.unnamed_walks), and which of its candidates (query.diversity).
+
+The paper shows k walks for each of the top k nodes. Where the question names an entity (hybrid
+search finds its label), the other top nodes are the dense search's look-alikes ("The Cowboy and
+the Lady" for "describe The Cowboy Way in a few words"): each keeps query.unnamed_walks of its
+walks (its best, by default), and the named nodes share the places this frees, so the entity
+asked about shows more of its facts in a context of the same size.
 
 BFS walks of one root share prefixes: "E starred in Farewell.", "E starred in Farewell, which
 was directed by Christian Carion." and "E starred in Farewell, which is in French." are one fact
@@ -9,7 +15,10 @@ picks walks best score first and passes over a walk that repeats what the chosen
 - `ends`: a walk whose end entity is already on a chosen walk (a prefix of a chosen walk, or
   another way to the same answer);
 - `facts`: `ends`, and a walk that extends a chosen walk (the chosen walk's entities are its
-  first ones: "..., which was directed by ..." after "E starred in Farewell.").
+  first ones: "..., which was directed by ..." after "E starred in Farewell.");
+- `paths`: `ends`, and a walk with a chosen walk's relation path from the same root ("The Game
+  Plan has genre Sport." after "... has genre Family."), where answer-set lists are on: the chosen
+  walk's list names every other end of its path, so the place goes to another relation.
 
 The best walk is always kept, so extractive Hits@1 does not change; where fewer than k walks
 pass, the best of the passed-over ones fill the rest, so a node shows as many walks as before.
@@ -28,13 +37,41 @@ def _extends(walk: WalkHit, shorter: WalkHit) -> bool:
     return len(walk.nodes) > len(shorter.nodes) and walk.nodes[: len(shorter.nodes)] == shorter.nodes
 
 
+def _same_route(walk: WalkHit, other: WalkHit) -> bool:
+    return walk.signature == other.signature and walk.nodes[0] == other.nodes[0]
+
+
 def repeats(walk: WalkHit, chosen: list[WalkHit], diversity: WalkDiversity) -> bool:
     """Whether `walk` shows nothing new beside the `chosen` walks of its node, by the rule."""
     if diversity == "none":
         return False
     if any(walk.end_node in c.nodes for c in chosen):
         return True
+    if diversity == "paths":
+        return any(_same_route(walk, c) for c in chosen)
     return diversity == "facts" and any(_extends(walk, c) for c in chosen)
+
+
+def walks_per_node(named: list[bool], available: list[int], k_walks: int, unnamed_walks: int | None) -> list[int]:
+    """How many walks each top node shows, in rank order: k_walks each (the paper's) where `unnamed_walks` is None or
+    the question names none or all of them (`named`); else `unnamed_walks` (at most k_walks) for each node it does not
+    name and the places this frees for the named ones, one at a time in rank order. `available`: each node's candidate
+    walks; the places a named node has no walk for pass to the next, and then back to the unnamed ones, so the
+    context holds as many walks as the paper's wherever there are as many."""
+    if unnamed_walks is None or all(named) or not any(named):
+        return [k_walks] * len(named)
+    places = [k_walks if is_named else min(unnamed_walks, k_walks) for is_named in named]
+    places = [min(p, a) for p, a in zip(places, available)]
+    free = k_walks * len(named) - sum(places)
+    for limit in (lambda i: available[i] if named[i] else 0, lambda i: min(available[i], k_walks)):
+        while free:
+            takers = [i for i in range(len(named)) if places[i] < limit(i)]
+            for i in takers[:free]:
+                places[i] += 1
+            free -= len(takers[:free])
+            if not takers:
+                break
+    return places
 
 
 def select_walks(walks: list[WalkHit], k: int, diversity: WalkDiversity) -> list[WalkHit]:

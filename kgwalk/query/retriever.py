@@ -11,6 +11,7 @@ Beyond the paper, each off by a setting and measured in bench/results/query_abla
 hybrid node search (query.node_search), a relation-path prior over candidate walks, fitted on
 example questions (query.rerank=paths) or label-free from the corpus's own relation paths
 (query.rerank=synthetic, the default without a fitted one; bench/results/zero_shot_ranking.md),
+the walk places of top nodes the question does not name given to those it names (query.unnamed_walks),
 and a budget of walks over all nodes (query.walk_budget).
 """
 
@@ -31,7 +32,7 @@ from kgwalk.errors import KgwalkError
 from kgwalk.index.records import WalkRecords
 from kgwalk.index.store import VectorStore, collection_names, open_store
 from kgwalk.query.built_with import check_embed_model
-from kgwalk.query.diversity import select_walks
+from kgwalk.query.diversity import select_walks, walks_per_node
 from kgwalk.query.hits import NodeHit, RelationPath, Retrieval, WalkHit, best_first, walk_hit
 
 if TYPE_CHECKING:
@@ -281,8 +282,9 @@ class Retriever:
         # entities, only their walks get it (and only they need candidates beyond k_walks).
         named = [n for n in nodes if n.matched] or nodes
         topics = named if self.rerank in PRIORS else []
-        # a diversity rule chooses their k walks among candidates too, with a prior or without
-        choosing = named if topics or q_conf.diversity != "none" else []
+        # their walks are chosen among candidates with a prior or without: by a diversity rule, and for the places the
+        # nodes the question does not name leave them (query.unnamed_walks)
+        choosing = named if topics or q_conf.diversity != "none" or q_conf.unnamed_walks is not None else []
         self.records.sync(self.store.reflects())  # the walk records of the index version searched
         ego = mode == "ego"  # each node's candidates become its ego-graph (kgwalk/query/ego.py)
         wide = max(q_conf.candidates, k_walks)
@@ -301,11 +303,13 @@ class Retriever:
             self.prior.rerank(texts[1], prior_vectors, [w for n in topics for w in n.walks], q_conf.rerank_weight)
         if when:
             self._restrict_in_time(nodes, when.first, when.last)
-        candidates = {}
-        for node in nodes:
-            candidates[node.id] = sorted(node.walks, key=best_first)
-            fetched = candidates[node.id][: walk_mode_fetch[node.id]]
-            node.walks = select_walks(fetched, k_walks, q_conf.diversity)  # kgwalk/query/diversity.py
+        candidates = {node.id: sorted(node.walks, key=best_first) for node in nodes}
+        fetched = [candidates[node.id][: walk_mode_fetch[node.id]] for node in nodes]
+        # kgwalk/query/diversity.py: a repeated relation path is no repeat without the answer-set list naming its other ends
+        diversity = "ends" if q_conf.diversity == "paths" and not q_conf.also_chars else q_conf.diversity
+        places = walks_per_node([n.matched for n in nodes], [len(f) for f in fetched], k_walks, q_conf.unnamed_walks)
+        for node, walks, k in zip(nodes, fetched, places):
+            node.walks = select_walks(walks, k, diversity)
         if q_conf.walk_budget is not None:
             keep = {id(w) for w in sorted((w for n in nodes for w in n.walks), key=best_first)[: q_conf.walk_budget]}
             for node in nodes:
