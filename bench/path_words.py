@@ -74,7 +74,7 @@ TERMS = {
                      "content words / query.words_per_hop and query.mention_hops x mentions (off: the words alone)"),
     "unnamed_walks": ("walk_places", "Walk places for the nodes a question names (query.unnamed_walks)",
                       "walk places: where the question names some of the 3 top nodes (hybrid search), each other one shows "
-                      "query.unnamed_walks walks (1) and the named ones share the places freed (off: 3 each, the paper's); "
+                      "query.unnamed_walks walks (1), in ego mode its ego-graph is built from that walk, and the named ones share the places freed (off: 3 each, the paper's); "
                       "query.diversity paths (the default with it; the baseline's ends) passes over a walk whose relation path "
                       "from its root a shown walk has, since that walk's answer-set list names the other ends"),
 }

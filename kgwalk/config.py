@@ -243,8 +243,9 @@ class QueryConf:
     walk_budget: Count | None = None  # at most this many walks over all nodes, best first; None = k_nodes x k_walks
     # where the question names some of the top nodes (hybrid search), each other one shows this many walks and the
     # named ones share the k_walks places this frees: the dense search's look-alikes ("The Cowboy and the Lady" for
-    # "The Cowboy Way") keep their best walk, the entity asked about shows more of its facts. None: k_walks each (the
-    # paper's). kgwalk/query/diversity.py; bench/results/walk_places.md
+    # "The Cowboy Way") keep their best walk, the entity asked about shows more of its facts; in ego mode such a node's
+    # ego-graph is built from those walks alone. None: k_walks each (the paper's). kgwalk/query/diversity.py;
+    # bench/results/walk_places.md
     unnamed_walks: Annotated[int, AtLeast(0)] | None = 1
     max_question_chars: int = 2000
     # onnx: the question encoder on ONNX Runtime (CPU; a few times faster one question at a time,

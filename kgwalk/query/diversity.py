@@ -4,7 +4,9 @@ The paper shows k walks for each of the top k nodes. Where the question names an
 search finds its label), the other top nodes are the dense search's look-alikes ("The Cowboy and
 the Lady" for "describe The Cowboy Way in a few words"): each keeps query.unnamed_walks of its
 walks (its best, by default), and the named nodes share the places this frees, so the entity
-asked about shows more of its facts in a context of the same size.
+asked about shows more of its facts in a context of the same size. In ego mode (kgwalk/query/ego.py)
+such a node's ego-graph is built from the walks it would show, so its lines leave the character
+budget to the named ones'.
 
 BFS walks of one root share prefixes: "E starred in Farewell.", "E starred in Farewell, which
 was directed by Christian Carion." and "E starred in Farewell, which is in French." are one fact

@@ -315,6 +315,9 @@ class Retriever:
             for node in nodes:
                 node.walks = [w for w in node.walks if id(w) in keep]
         best = min((w for walks in candidates.values() for w in walks), key=best_first, default=None)
+        if ego and q_conf.unnamed_walks is not None and any(n.matched for n in nodes):
+            # a node the question does not name builds its ego-graph from the walks walk mode shows of it
+            candidates = {node.id: candidates[node.id] if node.matched else candidates[node.id][:k] for node, k in zip(nodes, places)}
         lines = self._ego(nodes, candidates) if ego else []
         lap("rerank")
         if q_conf.also_chars:  # the shown walks' (ego: lines') complete answer sets, from the KG
