@@ -52,7 +52,7 @@ def _parser() -> argparse.ArgumentParser:
         _common(q)
         q.add_argument("question")
         q.add_argument("--k-nodes", type=int, help="nodes to retrieve (conf: query.k_nodes)")
-        q.add_argument("--k-walks", type=int, help="walks per node (conf: query.k_walks)")
+        q.add_argument("--k-walks", type=int, help="walks per node (conf: query.k_walks; the nodes the question names take the places the others leave: query.unnamed_walks)")
         q.add_argument("--json", action="store_true", help="print JSON for programs")
     sv = sub.add_parser("serve", help="HTTP service: /retrieve, /answer, /health (conf: serve.*)")
     _common(sv)

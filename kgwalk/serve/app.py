@@ -235,7 +235,7 @@ def _query_model(cfg: Config) -> type[_QueryFields]:
         question: str = Field(min_length=1, max_length=q.max_question_chars, examples=["who directed [Kismet]"],
                               description=f"at most {q.max_question_chars} characters, not blank")
         k_nodes: K = Field(None, ge=1, le=max_k, description=f"nodes, 1..{max_k} (default query.k_nodes={q.k_nodes})")
-        k_walks: K = Field(None, ge=1, le=max_k, description=f"walks per node, 1..{max_k} (default query.k_walks={q.k_walks})")
+        k_walks: K = Field(None, ge=1, le=max_k, description=f"walks per node, 1..{max_k} (default query.k_walks={q.k_walks}); the nodes the question names also take the places the others leave (query.unnamed_walks={q.unnamed_walks})")
 
         @field_validator("question")
         @classmethod
