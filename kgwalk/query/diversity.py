@@ -62,17 +62,14 @@ def walks_per_node(named: list[bool], available: list[int], k_walks: int, unname
     context holds as many walks as the paper's wherever there are as many."""
     if unnamed_walks is None or all(named) or not any(named):
         return [k_walks] * len(named)
-    places = [k_walks if is_named else min(unnamed_walks, k_walks) for is_named in named]
-    places = [min(p, a) for p, a in zip(places, available)]
+    places = [min(k_walks if is_named else unnamed_walks, k_walks, a) for is_named, a in zip(named, available)]
+    room = [a if is_named else min(a, k_walks) for is_named, a in zip(named, available)]
     free = k_walks * len(named) - sum(places)
-    for limit in (lambda i: available[i] if named[i] else 0, lambda i: min(available[i], k_walks)):
-        while free:
-            takers = [i for i in range(len(named)) if places[i] < limit(i)]
-            for i in takers[:free]:
+    for group in (True, False):  # the named nodes first, then back to the others
+        while takers := [i for i, is_named in enumerate(named) if is_named == group and places[i] < room[i]][:free]:
+            for i in takers:
                 places[i] += 1
-            free -= len(takers[:free])
-            if not takers:
-                break
+            free -= len(takers)
     return places
 
 
