@@ -82,7 +82,7 @@ def tabulate(out: Path) -> None:
         "- corpus: bench/embed_quality.py's sub-corpus (132,167 walks: the sampled questions' topic entities and 4,000 other roots), "
         "all-MiniLM-L6-v2 float32 walk vectors, phrase-map texts; question encoder ONNX float32; walk mode",
         "- defaults otherwise: hybrid node search, k_nodes 3, k_walks 3, query.candidates 50, query.rerank_weight 0.5, "
-        "query.synthetic_temperature 0.02, walks.max_per_signature 1 (a root's 2+-step walks: one per relation path)",
+        "query.synthetic.temperature 0.02, walks.max_per_signature 1 (a root's 2+-step walks: one per relation path)",
         "- context chars: the characters of the retrieved walks' text, mean over the first "
         f"{CONTEXT_SAMPLE} questions of the sample",
         "- latency: the rows of one hop count and prior run one after another in one process under the heavy-job lock, 2 shared cores; "

@@ -102,7 +102,7 @@ def tabulate(warehouse: Path, before: Path | None = None, before_label: str = ""
         "relation and direction, in as many characters as the walks take), "
         "query.diversity ends, query.also_chars 1000 (each shown walk followed by the other ends of its relation path: context chars are the "
         "answer prompt's walk lines with those lists), query.rerank_weight 2.0; the synthetic prior with centred cosines, step count "
-        "(query.hop_weight 0.16, query.words_per_hop 1.75) and content words (query.synthetic_content_mix 0.5)",
+        "(query.synthetic.hop_weight 0.16, query.synthetic.words_per_hop 1.75) and content words (query.synthetic.content_mix 0.5)",
         "- multi-answer: the sampled questions with more than one gold answer",
         "- latency: each row one `kgwalk eval` process on 2 cores, no LLM; these rows ran beside other jobs (CI, benchmarks): see "
         "bench/results/query_latency.md for latency on an idle machine",

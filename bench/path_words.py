@@ -1,8 +1,8 @@
 """Zero-shot retrieval settings one at a time (--key), foremost the synthetic prior's terms that read a
-path's words against the question's: word coverage (query.synthetic_coverage: each word of a path's
-question should be one the question speaks of), answer focus (query.synthetic_focus: the path's last
+path's words against the question's: word coverage (query.synthetic.coverage: each word of a path's
+question should be one the question speaks of), answer focus (query.synthetic.focus: the path's last
 step should be the relation the words beside the question's wh-word name) or relation mentions
-(query.mention_hops: a question asks for as many steps as relations it names, where its word count
+(query.synthetic.mention_hops: a question asks for as many steps as relations it names, where its word count
 says fewer); and the walk places (query.unnamed_walks: the top nodes the question names show the
 places of those it does not). On MetaQA dev, plain
 questions, zero-shot: the setting off against the default, with MetaQA's phrase map and with
@@ -19,9 +19,9 @@ nothing chosen there).
     flock /tmp/kgwalk-heavy.lock .venv/bin/python bench/path_words.py --warehouse /tmp/s19/mq --name metaqa \
         --baseline-src /tmp/kgwalk-base --report path_words_function_words      # (run at f7d705d)
     flock /tmp/kgwalk-heavy.lock .venv/bin/python bench/path_words.py --warehouse /tmp/s19/mq --name metaqa \
-        --key synthetic_focus [--test]                             # bench/results/answer_focus[_test].md
+        --key synthetic.focus [--test]                             # bench/results/answer_focus[_test].md
     flock /tmp/kgwalk-heavy.lock .venv/bin/python bench/path_words.py --warehouse /tmp/s19/mq --name metaqa \
-        --key mention_hops --baseline-src /tmp/kgwalk-base [--test] # bench/results/relation_mentions[_test].md
+        --key synthetic.mention_hops --baseline-src /tmp/kgwalk-base [--test] # bench/results/relation_mentions[_test].md
     git worktree add --detach /tmp/kgwalk-base fa5778f             # diversity ends, k_walks per node
     flock /tmp/kgwalk-heavy.lock .venv/bin/python bench/path_words.py --warehouse /tmp/s19/mq --name metaqa \
         --key unnamed_walks --baseline-src /tmp/kgwalk-base [--test] # bench/results/walk_places[_test].md
@@ -61,17 +61,17 @@ SETTING = {"off": "off", "default": "the default"}
 OFF = {"unnamed_walks": "null"}  # a setting's value in its off rows where not 0
 # per term: the results file, its title, and what it does
 TERMS = {
-    "synthetic_coverage": ("path_words", "The synthetic prior's word coverage (query.synthetic_coverage)",
+    "synthetic.coverage": ("path_words", "The synthetic prior's word coverage (query.synthetic.coverage)",
                            "coverage: per path, the mean over its question's content words (read from the answer) of the best match among the "
-                           "question's (cosine of embed.model's word vectors; 1 for one stem); the path's cosine gains query.synthetic_coverage x that"),
-    "synthetic_focus": ("answer_focus", "The synthetic prior's answer focus (query.synthetic_focus)",
+                           "question's (cosine of embed.model's word vectors; 1 for one stem); the path's cosine gains query.synthetic.coverage x that"),
+    "synthetic.focus": ("answer_focus", "The synthetic prior's answer focus (query.synthetic.focus)",
                         "focus: the question's content words weighted by nearness to its wh-word (0.3 per rank); per step of a path, their "
                         "weighted best match among the words of the step's relation phrases (both ways); the path's cosine gains "
-                        "query.synthetic_focus x (its last step's less the mean over its steps)"),
-    "mention_hops": ("relation_mentions", "The synthetic prior's step count from relation mentions (query.mention_hops)",
+                        "query.synthetic.focus x (its last step's less the mean over its steps)"),
+    "synthetic.mention_hops": ("relation_mentions", "The synthetic prior's step count from relation mentions (query.synthetic.mention_hops)",
                      "mentions: the relations a question names by words of the KG's relation phrases (per relation, its most repeated "
-                     "word; a compound's last part counts); a path loses query.hop_weight per step it differs from the larger of "
-                     "content words / query.words_per_hop and query.mention_hops x mentions (off: the words alone)"),
+                     "word; a compound's last part counts); a path loses query.synthetic.hop_weight per step it differs from the larger of "
+                     "content words / query.synthetic.words_per_hop and query.synthetic.mention_hops x mentions (off: the words alone)"),
     "unnamed_walks": ("walk_places", "Walk places for the nodes a question names (query.unnamed_walks)",
                       "walk places: where the question names some of the 3 top nodes (hybrid search), each other one shows "
                       "query.unnamed_walks walks (1), in ego mode its ego-graph is built from that walk, and the named ones share the places freed (off: 3 each, the paper's); "
@@ -145,7 +145,7 @@ def main() -> None:
     p.add_argument("--warehouse", required=True)
     p.add_argument("--name", required=True, help="a MetaQA corpus")
     p.add_argument("--baseline-src", help="a checkout of older kgwalk: its rows at its defaults beside these")
-    p.add_argument("--key", choices=list(TERMS), default="synthetic_coverage", help="the setting off (0; OFF's value) in the rows beside the defaults")
+    p.add_argument("--key", choices=list(TERMS), default="synthetic.coverage", help="the setting off (0; OFF's value) in the rows beside the defaults")
     p.add_argument("--test", action="store_true", help="MetaQA test, once: bench/results/<the term's name>_test.md")
     p.add_argument("--report", help="the results file's name (default: the term's, e.g. path_words; path_words_test with --test)")
     p.add_argument("--row", nargs=3, metavar=("PHRASES", "QUESTIONS", "SETTING"), help="run one row, print its JSON")

@@ -47,7 +47,8 @@ def machine_lines() -> list[str]:
 def save_report(name: str, title: str, facts: list[str], body: list[str]) -> str:
     """Print a Markdown report (title, facts, machine and versions, body) and write it to
     bench/results/<name>.md."""
-    report = "\n".join([f"# {title}", "", *facts, *machine_lines(), "", *body]) + "\n"
+    run = [f"- commit {git_head(Path(__file__).resolve().parent)}; command: `{' '.join(['python', *sys.argv])}`"]
+    report = "\n".join([f"# {title}", "", *facts, *run, *machine_lines(), "", *body]) + "\n"
     print(report)
     results = Path(__file__).resolve().parent / "results"
     results.mkdir(exist_ok=True)

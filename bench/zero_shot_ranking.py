@@ -1,8 +1,8 @@
 """Zero-shot walk ranking on MetaQA dev, plain questions, no labelled data: the paper's cosine
 order (query.rerank=none, the zero-shot default before) vs the label-free synthetic prior
 (query.rerank=synthetic, the default when no prior is fitted), with and without its step count
-(query.hop_weight: how many relation steps the question's length asks for) and its centring
-(query.synthetic_center: cosines less the mean path question), with the
+(query.synthetic.hop_weight: how many relation steps the question's length asks for) and its centring
+(query.synthetic.center: cosines less the mean path question), with the
 verbalizer's phrase map and with automatic phrases only for the prior's path questions.
 
     .venv/bin/python bench/zero_shot_ranking.py --prepare        # copy the sub-corpus (no prior)
@@ -37,12 +37,12 @@ NAME = "metaqa_float32"
 ROWS = {
     "none": ("cosine order (the paper)", ["query.rerank=none"]),
     "synthetic_before": ("synthetic prior, phrase map, raw cosines, no step count (the default before)",
-                         ["query.rerank=synthetic", "query.hop_weight=0", "query.synthetic_center=false"]),
-    "synthetic_steps": ("synthetic prior, phrase map, raw cosines, step count", ["query.rerank=synthetic", "query.synthetic_center=false"]),
-    "synthetic_center": ("synthetic prior, phrase map, centred cosines, no step count", ["query.rerank=synthetic", "query.hop_weight=0"]),
+                         ["query.rerank=synthetic", "query.synthetic.hop_weight=0", "query.synthetic.center=false"]),
+    "synthetic_steps": ("synthetic prior, phrase map, raw cosines, step count", ["query.rerank=synthetic", "query.synthetic.center=false"]),
+    "synthetic_center": ("synthetic prior, phrase map, centred cosines, no step count", ["query.rerank=synthetic", "query.synthetic.hop_weight=0"]),
     "synthetic": ("synthetic prior, phrase map, centred cosines, step count (the default)", ["query.rerank=synthetic"]),
     "synthetic_automatic_phrases_before": ("synthetic prior, automatic phrases (verbalize.phrases emptied), as before",
-                                           ["query.rerank=synthetic", "verbalize.phrases={}", "query.hop_weight=0", "query.synthetic_center=false"]),
+                                           ["query.rerank=synthetic", "verbalize.phrases={}", "query.synthetic.hop_weight=0", "query.synthetic.center=false"]),
     "synthetic_automatic_phrases": ("synthetic prior, automatic phrases (verbalize.phrases emptied), the default",
                                     ["query.rerank=synthetic", "verbalize.phrases={}"]),
 }
@@ -84,7 +84,7 @@ def tabulate(warehouse: Path) -> None:
         "- corpus: bench/embed_quality.py's sub-corpus (132,167 walks: the sampled questions' topic entities and 4,000 other roots), "
         "all-MiniLM-L6-v2 float32 walk vectors, texts verbalized with the phrase map; question encoder ONNX float32",
         "- defaults otherwise: hybrid node search, k_nodes 3, k_walks 3, query.candidates 50, query.rerank_weight 0.5, "
-        "query.synthetic_temperature 0.02, query.diversity ends; step count: query.words_per_hop 1.75, query.hop_weight 0.16 "
+        "query.synthetic.temperature 0.02, query.diversity ends; step count: query.synthetic.words_per_hop 1.75, query.synthetic.hop_weight 0.16 "
         "(chosen on these dev questions, offline over their candidate walks, among 1.25-2.5 and 0.02-0.16, with centring on and off)",
         "- the automatic-phrases row changes the prior's path questions only (walk texts and vectors stay those of the phrase map: "
         "re-embedding 132K walks with MiniLM takes ~11 min here)",

@@ -96,6 +96,8 @@ def _print_retrieval(result) -> None:
             print("          " + "  ".join(f"({h} | {r} | {t})" for h, r, t in walk.triples))
             if walk.also_labels:  # the other ends of its relation path (query.also_chars)
                 print("          also: " + ", ".join(walk.also_labels))
+    if result.no_good_match:
+        print(result.match_note)
     print("ms: " + ", ".join(f"{k} {v:.1f}" for k, v in result.timings_ms.items()))
 
 
@@ -131,9 +133,10 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _check_k(cfg: Config, args: argparse.Namespace) -> None:
-    for flag, k in (("--k-nodes", args.k_nodes), ("--k-walks", args.k_walks)):
-        if k is not None and not 1 <= k <= cfg.serve.max_k:  # the service's bound, so both answer alike
-            raise KgwalkError(f"{flag} must be 1..{cfg.serve.max_k} (serve.max_k), got {k}")
+    """The retriever's own check, before any model loads, naming the flags."""
+    from kgwalk.query.steps import check_request
+
+    check_request(args.question, args.k_nodes, args.k_walks, None, cfg.query, cfg.serve.max_k, names=("--k-nodes", "--k-walks"))
 
 
 def _query(args: argparse.Namespace) -> int:
@@ -193,8 +196,8 @@ def _eval(args: argparse.Namespace) -> int:
     except ValueError:
         raise KgwalkError(f"eval: --hops takes comma-separated numbers, got {args.hops!r}") from None
     files = {h: question_file(args.data or METAQA_DIR, h, args.split) for h in hops}
-    answerer = Answerer(cfg) if args.answer else None
-    retriever = answerer.retriever if answerer else Retriever(cfg)
+    retriever = Retriever(cfg)
+    answerer = Answerer(cfg, retriever=retriever) if args.answer else None
     with closing(retriever):  # all an Answerer holds open is its retriever
         retriever.warm_up()  # the timed questions start as a server's do
         with long_lived_frozen():

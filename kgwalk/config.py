@@ -52,10 +52,26 @@ WalkDiversity = Literal["none", "ends", "facts", "paths"]
 class AtLeast:
     """A number setting's least value, checked as the config loads (Annotated[int, AtLeast(1)])."""
 
-    least: int
+    least: float
+
+
+@dataclass(frozen=True)
+class Above:
+    """A number setting's exclusive lower bound (Annotated[float, Above(0)]: a temperature, a divisor)."""
+
+    bound: float
+
+
+@dataclass(frozen=True)
+class AtMost:
+    """A number setting's greatest value (Annotated[float, AtLeast(0), AtMost(1)]: a share)."""
+
+    most: float
 
 
 Count = Annotated[int, AtLeast(1)]  # how many of something a setting asks for: at least one
+Weight = Annotated[float, AtLeast(0)]  # a score term's weight: 0 turns the term off
+Share = Annotated[float, AtLeast(0), AtMost(1)]
 
 
 @dataclass
@@ -193,6 +209,47 @@ class IndexConf:
 
 
 @dataclass
+class SyntheticConf:
+    """query.rerank=synthetic: the label-free prior, the corpus's relation paths read as questions
+    (kgwalk/query/synthetic.py; docs/synthetic-prior.md). Each term scores a path against the
+    question with its topic masked; every value below was chosen on MetaQA dev."""
+
+    # softmax temperature over the paths' scores; lower gives the best path more of the share
+    temperature: Annotated[float, Above(0)] = 0.03
+    # how many relation steps the question asks for: its content words (topic and function words
+    # left out) / words_per_hop; a path scores hop_weight less per step it differs from that count
+    # (0 = off). MetaQA's questions spend about 1.75 content words a step ("what movies did E act
+    # in": 2; "who directed the films E acted in": 4); bench/results/zero_shot_ranking.md
+    words_per_hop: Annotated[float, Above(0)] = 1.75
+    hop_weight: Weight = 0.16
+    # or, where more, mention_hops steps per relation the question names by a word of the KG's
+    # relation phrases ("who directed the films written by the writer of E": 4 content words, 3
+    # relations named, 3 steps; 0 = words only). bench/results/relation_mentions.md
+    mention_hops: Weight = 0.9
+    # compare the question with each path question less the mean path question (what every path
+    # of this KG shares, e.g. that it is about films); false = raw cosines
+    center: bool = True
+    # the share of the match read from content words alone (function words and placeholders left
+    # out; one more question encoding), the rest from the whole questions: a static embedder
+    # averages its tokens, so shared function words swamp the relation words
+    # (bench/results/embed_quality_static.md)
+    content_mix: Share = 0.5
+    # a path gains this much per unit of its coverage: the mean over its question's content words
+    # of the best match among the question's (word-vector cosine, 1 for words of one stem; 0 = off).
+    # Word vectors are embed.model's (a static model: a lookup). bench/results/path_words.md
+    coverage: Weight = 0.4
+    # questions name the relation they ask the answer by next to their wh-word ("who directed ...",
+    # "... are written by who"); a path gains this much per unit its last step matches the words
+    # nearest the wh-word better than its steps on average (0 = off). bench/results/answer_focus.md
+    focus: Weight = 0.3
+    # the weight of the question's n-th content word nearest its wh-word: focus_decay ** n
+    focus_decay: Annotated[float, Above(0), AtMost(1)] = 0.3
+    # a path more than this many steps longer than the question asks for gains nothing from the focus
+    # ("what was the release year of E": E's director's other films' years end in that relation too)
+    focus_slack: Weight = 1.0
+
+
+@dataclass
 class QueryConf:
     k_nodes: Count = 3
     k_walks: Count = 3  # per node
@@ -204,41 +261,8 @@ class QueryConf:
     # labels, the corpus's relation paths read as questions (kgwalk/query/synthetic.py) | auto:
     # paths where fitted, else synthetic (none with a hashing-* test embedder, which has no meaning)
     rerank: Rerank = "auto"
-    rerank_weight: float = 2.0  # chosen on MetaQA dev with a prior fitted on the rest of dev (bench/results/embed_quality_static.md)
-    # synthetic (the label-free prior): softmax temperature over the cosines of the question to
-    # the topic's relation paths read as questions; lower gives the best path more of the share
-    synthetic_temperature: float = 0.03
-    # synthetic: how many relation steps the question asks for, read from its length: its content
-    # words (the topic and function words left out) / words_per_hop; a path scores hop_weight
-    # less per step it differs from that count (0 = off). Tuned on MetaQA dev: questions spend
-    # about 1.75 content words a step ("what movies did E act in": 2; "who directed the films E
-    # acted in": 4); bench/results/zero_shot_ranking.md
-    words_per_hop: float = 1.75
-    hop_weight: float = 0.16
-    # synthetic: or, where more, mention_hops steps per relation the question names by a word of the
-    # KG's relation phrases ("who directed the films written by the writer of E": 4 content words, 3
-    # relations named, 3 steps; 0 = words only). MetaQA dev (bench/results/relation_mentions.md)
-    mention_hops: float = 0.9
-    # synthetic: compare the question with each path question less the mean path question (what
-    # every path of this KG shares, e.g. that it is about films); false = raw cosines
-    synthetic_center: bool = True
-    # synthetic: the share of the question-to-path match read from content words alone (function
-    # words and placeholders left out; one more question encoding), the rest from the whole
-    # questions. A static embedder averages its tokens, so shared function words swamp the
-    # relation words; tuned on MetaQA dev (bench/results/embed_quality_static.md)
-    synthetic_content_mix: float = 0.5
-    # synthetic: what a path's relations are called should be what the question speaks of; a path
-    # gains this much per unit of its coverage (the mean over its question's content words of the
-    # best match among the question's: word-vector cosine, 1 for words of one stem; 0 = off).
-    # Word vectors are embed.model's (a static model: a lookup). Tuned on MetaQA dev, checked on
-    # other dev questions (bench/results/path_words.md)
-    synthetic_coverage: float = 0.4
-    # synthetic: questions name the relation they ask the answer by next to their wh-word ("who
-    # directed ...", "... are written by who"); a path gains this much per unit its last step
-    # matches the words nearest the wh-word better than its steps on average (0 = off; a path more
-    # than a step longer than the question asks for gains nothing). Tuned on MetaQA dev, checked
-    # on other dev questions (bench/results/answer_focus.md)
-    synthetic_focus: float = 0.3
+    rerank_weight: Weight = 2.0  # chosen on MetaQA dev with a prior fitted on the rest of dev (bench/results/embed_quality_static.md)
+    synthetic: SyntheticConf = field(default_factory=lambda: SyntheticConf())
     candidates: Count = 50  # walks fetched per node before reranking
     walk_budget: Count | None = None  # at most this many walks over all nodes, best first; None = k_nodes x k_walks
     # where the question names some of the top nodes (hybrid search), each other one shows this many walks and the
@@ -247,7 +271,11 @@ class QueryConf:
     # ego-graph is built from those walks alone. None: k_walks each (the paper's). kgwalk/query/diversity.py;
     # bench/results/walk_places.md
     unnamed_walks: Annotated[int, AtLeast(0)] | None = 1
-    max_question_chars: int = 2000
+    max_question_chars: Count = 2000
+    # below this cosine of the best walk to the question, where the question names no entity of the KG, the retrieval
+    # says it found no good match (API: no_good_match; the CLI and the page show a line). Calibrated on MetaQA dev:
+    # bench/results/no_good_match.md
+    weak_cosine: float = 0.55
     # onnx: the question encoder on ONNX Runtime (CPU; a few times faster one question at a time,
     # same vectors within rounding) | torch: the embed stage's own code. A static embed.model is
     # its own question encoder (numpy, no torch), whatever this says.
@@ -297,7 +325,7 @@ class ServeConf:
     host: str = "127.0.0.1"  # loopback unless an API key is set
     port: int = 8321
     api_key_env: str = "KGWALK_API_KEY"  # the variable holding the key; keys never go in conf
-    max_k: int = 20
+    max_k: Count = 20  # the most nodes or walks a retrieval may ask for: the Python API, the CLI and the service alike
 
 
 @dataclass
@@ -447,9 +475,16 @@ def _check(value: Any, tp: Any, key: str, nullable: bool = False) -> Any:
     if origin is Annotated:
         inner, *bounds = typing.get_args(tp)
         value = _check(value, inner, key, nullable)
+        got = f"{value:g}" if isinstance(value, float) else repr(value)
         for bound in bounds:
+            if value is None:
+                continue
             if isinstance(bound, AtLeast) and value < bound.least:
-                raise KgwalkError(f"config: '{key}' must be >= {bound.least}, got {value!r}")
+                raise KgwalkError(f"config: '{key}' must be >= {bound.least:g}, got {got}")
+            if isinstance(bound, Above) and value <= bound.bound:
+                raise KgwalkError(f"config: '{key}' must be > {bound.bound:g}, got {got}")
+            if isinstance(bound, AtMost) and value > bound.most:
+                raise KgwalkError(f"config: '{key}' must be <= {bound.most:g}, got {got}")
         return value
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):  # a class, not an instance
         if not isinstance(value, dict):
@@ -487,10 +522,20 @@ def _check(value: Any, tp: Any, key: str, nullable: bool = False) -> Any:
     return value
 
 
+# Keys that moved, old -> new: a conf or --set that still names the old one gets the new name in one line.
+MOVED_KEYS = {f"query.{old}": f"query.synthetic.{new}" for old, new in (
+    ("synthetic_temperature", "temperature"), ("words_per_hop", "words_per_hop"), ("hop_weight", "hop_weight"),
+    ("mention_hops", "mention_hops"), ("synthetic_center", "center"), ("synthetic_content_mix", "content_mix"),
+    ("synthetic_coverage", "coverage"), ("synthetic_focus", "focus"))}
+
+
 def _build(cls: type, data: dict[str, Any], prefix: str = "") -> Any:
-    hints = typing.get_type_hints(cls, include_extras=True)  # extras: the AtLeast bounds
+    hints = typing.get_type_hints(cls, include_extras=True)  # extras: the bounds
     names = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(data) - names)
+    moved = [prefix + k for k in unknown if prefix + k in MOVED_KEYS]
+    if moved:
+        raise KgwalkError(f"config: '{moved[0]}' is now '{MOVED_KEYS[moved[0]]}': rename it in your conf or --set")
     if unknown:
         raise KgwalkError(
             f"config: unknown key '{prefix}{unknown[0]}' (known: {', '.join(sorted(names))})"

@@ -41,3 +41,14 @@ def spark():
     session = get_spark(SparkConf(master="local[2]", settings={"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "4"}))
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="module")
+def sample_corpus(tmp_path_factory):
+    """The MetaQA sample's corpus, built in this process with the test embedder; one per test module, which may add
+    to it (a fitted prior)."""
+    import corpus
+
+    cfg = corpus.config(tmp_path_factory.mktemp("sample"), SAMPLE_KG)
+    corpus.build_in_process(cfg)
+    return cfg

@@ -77,7 +77,7 @@ def test_the_retriever_chooses_a_named_nodes_walks_by_the_rule(small_corpus, que
     shown = {}
     for rule in ("none", "ends", "facts", "paths"):
         # (a hashing embedder: no prior, so the rule alone decides beyond cosine order)
-        retriever = Retriever(corpus.config(folder, kg, [f"query.diversity={rule}", "query.mode=walks"]))
+        retriever = Retriever(corpus.config(folder, kg, [f"query.diversity={rule}", "query.mode=walks", "serve.max_k=50"]))
         [ann] = [n for n in retriever.retrieve(question, k_nodes=1).nodes]
         [every] = [n for n in retriever.retrieve(question, k_nodes=1, k_walks=50).nodes]
         retriever.close()

@@ -95,13 +95,6 @@ def test_gguf_settings_errors_are_one_line(tmp_path, monkeypatch):
     assert not (tmp_path / "cache").exists()  # nothing cached for a file that could not be read
 
 
-@pytest.fixture(scope="module")
-def sample_corpus(tmp_path_factory):
-    cfg = corpus.config(tmp_path_factory.mktemp("corpus"), SAMPLE)
-    corpus.build_in_process(cfg)
-    return cfg
-
-
 @pytest.mark.llm
 @needs_smollm2
 def test_answerer_with_smollm2_answers_from_the_retrieved_walks(sample_corpus, smollm2, user_cache):

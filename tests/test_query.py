@@ -25,13 +25,6 @@ from kgwalk.storage import read_table, write_table
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample" / "metaqa_sample.txt"
 
 
-@pytest.fixture(scope="module")
-def sample_corpus(tmp_path_factory):
-    cfg = corpus.config(tmp_path_factory.mktemp("query"), SAMPLE)
-    corpus.build_in_process(cfg)
-    return cfg
-
-
 def triples():
     return [tuple(line.split("|")) for line in SAMPLE.read_text().splitlines() if line]
 
@@ -113,7 +106,7 @@ def test_path_prior_reranks_walks_to_the_questions_relation_path(sample_corpus, 
     assert all("directed_by>|<directed_by" in s for s in sigs)
     write_table(cfg.table(PRIOR_TABLE), table)
     assert Retriever(cfg, embedder=plain.embedder).rerank == "paths"  # auto, once a prior is fitted
-    reranked = Retriever(corpus.config(Path(cfg.warehouse), SAMPLE, ["query.rerank=paths", "query.rerank_weight=1.0"]),
+    reranked = Retriever(corpus.config(Path(cfg.warehouse), SAMPLE, ["query.rerank=paths", "query.rerank_weight=1.0", "serve.max_k=1000"]),
                          embedder=plain.embedder)
     held_out = load_questions(_write(tmp_path / "held.txt", lines[1::2]))
     plain_hits = reranked_hits = answerable = 0

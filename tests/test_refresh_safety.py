@@ -107,6 +107,7 @@ def _walk_sets(cfg) -> dict[int, frozenset]:
 def test_queries_during_a_refresh_see_the_old_or_the_new_index(baseline, tmp_path):  # noqa: F811
     root, _, _, _ = baseline
     cfg, ops, expected = copy_of(baseline, tmp_path)
+    cfg.serve.max_k = 50  # every walk of a changed root, beyond what a client may ask for
     old, new = _walk_sets(cfg), _walk_sets(config(root / "expected"))
     nodes_c, walks_c = collection_names(cfg)
     rng = np.random.default_rng(0)
@@ -148,6 +149,7 @@ def test_a_long_lived_retriever_answers_from_the_refreshed_index_once_it_lands(b
 
     root, _, _, _ = baseline
     cfg, ops, expected = copy_of(baseline, tmp_path)
+    cfg.serve.max_k = 50  # every walk of a changed root, beyond what a client may ask for
     old, new = _walk_sets(cfg), _walk_sets(config(root / "expected"))
     labels = dict(zip(*(read_table(cfg.table("entities"), [c]).column(c).to_pylist() for c in ("id", "label"))))
     changed = [r for r in old if r in new and old[r] != new[r] and labels.get(r)][:5]

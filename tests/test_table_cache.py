@@ -15,7 +15,7 @@ import corpus
 from kgwalk.kg import ids as kg_ids
 from kgwalk.query import Retriever
 from kgwalk.query.lexicon import EntityLexicon, read_lexicon
-from kgwalk.query.synthetic import corpus_paths, read_corpus_paths
+from kgwalk.query.corpus_paths import corpus_paths, read_corpus_paths
 from kgwalk.query.table_cache import MAX_ENTRIES, cached_arrays
 from kgwalk.storage import read_table, write_table
 

@@ -3,6 +3,7 @@ relation paths read as questions, their distinct paths found column-wise, and re
 small KG with relation names as real KGs spell them (the synthetic KG's), automatic phrases only,
 a real sentence embedder, and plain questions generated per relation path."""
 
+import dataclasses
 import random
 
 import numpy as np
@@ -11,8 +12,11 @@ import pytest
 
 import corpus
 from kgwalk.query import Retriever
-from kgwalk.query.synthetic import (SyntheticPrior, content_words, corpus_paths, embed_cached, expected_hops, focus_weights, path_questions,
-                                    path_readings, relation_mentions, relation_word_matches, same_stem, words_of)
+from kgwalk.config import SyntheticConf, load_config
+from kgwalk.errors import KgwalkError
+from kgwalk.query.corpus_paths import corpus_paths, embed_cached, path_questions, path_readings
+from kgwalk.query.synthetic import SyntheticPrior
+from kgwalk.query.words import content_words, expected_hops, focus_weights, relation_mentions, relation_word_matches, same_stem, words_of
 from kgwalk.verbalize.template import TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
@@ -28,6 +32,11 @@ QUESTIONS = [
     ("where is the club of {p} headquartered", lambda p, t, c, n: HOME[t]),
     ("who is the ceo of the club {p} plays for", lambda p, t, c, n: CEO[t]),
 ]
+
+
+def _settings(**values) -> SyntheticConf:
+    """The prior's settings with every optional term off unless named (the defaults turn them on)."""
+    return SyntheticConf(**{"coverage": 0.0, "focus": 0.0, "mention_hops": 0.0, **values})
 
 
 def triples():
@@ -63,7 +72,7 @@ def test_a_phrase_map_adds_readings_and_the_relation_names_keep_theirs(tmp_path,
             return np.array([np.eye(64)[Words.vocabulary.setdefault(t, len(Words.vocabulary))] for t in texts], np.float32)
 
     def prior(verbalizer):
-        return SyntheticPrior([path], verbalizer, Words(), "words", 0.02, words_per_hop=1.0, hop_weight=0.0, content_mix=0.0, coverage=0.3)
+        return SyntheticPrior([path], verbalizer, Words(), "words", _settings(temperature=0.02, hop_weight=0.0, content_mix=0.0, coverage=0.3, words_per_hop=1.0))
 
     both, automatic = prior(mapped), prior(TemplateVerbalizer({}))
     assert both.questions[signature(*path)] == (*path_questions(*path, mapped), *path_questions(*path, TemplateVerbalizer({})))
@@ -144,18 +153,17 @@ def test_a_question_that_names_more_relations_than_its_words_say_asks_for_more_s
         def encode(self, texts):
             return np.ones((len(texts), 4), np.float32)
 
-    prior = SyntheticPrior([(["written_by", "written_by", "directed_by"], [False, True, False])], mapped, Flat(), "flat", 0.02,
-                           words_per_hop=1.75, hop_weight=0.16, content_mix=0.0, mention_hops=0.9)
+    prior = SyntheticPrior([(["written_by", "written_by", "directed_by"], [False, True, False])], mapped, Flat(), "flat", _settings(temperature=0.02, hop_weight=0.16, content_mix=0.0, mention_hops=0.9, words_per_hop=1.75))
     assert prior.expected_hops("who directed the films written by the writer of E") == pytest.approx(0.9 * 3)  # words: 4 / 1.75
     assert prior.expected_hops("who directed the films written by E and its genre and language") == pytest.approx(5 / 1.75)
     assert prior.expected_hops("who starred in films that starred E") == pytest.approx(3 / 1.75)  # a relation it does not know
     # a relation a refresh brings is read when a path of it is first met
     prior.shares("who starred in E", np.ones((1, 4), np.float32), [_Walk(signature(["starred_actors", "starred_actors"], [False, True]))])
     assert prior.expected_hops("who starred in films that starred E") == pytest.approx(0.9 * 2)
-    prior.mention_hops = 0.0  # off: the words alone
+    prior.settings = dataclasses.replace(prior.settings, mention_hops=0.0)  # off: the words alone
     assert prior.expected_hops("who directed the films written by the writer of E") == pytest.approx(4 / 1.75)
-    with pytest.raises(Exception, match="mention_hops"):
-        SyntheticPrior([], mapped, Flat(), "flat", 0.02, words_per_hop=1.75, hop_weight=0.16, content_mix=0.0, mention_hops=-1.0)
+    with pytest.raises(KgwalkError, match=r"'query\.synthetic\.mention_hops' must be"):  # ranges are the config's to check
+        load_config(overrides=["query.synthetic.mention_hops=-1"])
 
 
 class _Walk:
@@ -177,8 +185,7 @@ def test_a_path_loses_hop_weight_per_step_it_differs_from_the_question(tmp_path,
                             np.float32)
 
     def shares(question: str, hop_weight: float) -> np.ndarray:
-        prior = SyntheticPrior([one, two, *mirrored], TemplateVerbalizer({}), Fixed(), "fixed", 0.02, words_per_hop=2.0, hop_weight=hop_weight,
-                               content_mix=0.0)
+        prior = SyntheticPrior([one, two, *mirrored], TemplateVerbalizer({}), Fixed(), "fixed", _settings(temperature=0.02, hop_weight=hop_weight, content_mix=0.0, words_per_hop=2.0))
         assert np.allclose(prior.center, 0.0, atol=1e-6)
         return prior.shares(question, np.array([[1.0, 0.0]], np.float32), [_Walk(signature(*one)), _Walk(signature(*two))])
 
@@ -186,8 +193,8 @@ def test_a_path_loses_hop_weight_per_step_it_differs_from_the_question(tmp_path,
     assert shares(short, 0.0)[1] > 0.75  # cosine alone: the longer path
     assert shares(short, 0.08)[0] > 0.75  # one step asked: the 1-step path
     assert shares(long, 0.08)[1] > 0.75  # two steps asked: the 2-step path still
-    with pytest.raises(Exception, match="words_per_hop"):
-        SyntheticPrior([one], TemplateVerbalizer({}), Fixed(), "fixed", 0.02, words_per_hop=0.0, hop_weight=0.08, content_mix=0.0)
+    with pytest.raises(KgwalkError, match=r"'query\.synthetic\.words_per_hop' must be"):  # ranges are the config's to check
+        load_config(overrides=["query.synthetic.words_per_hop=0"])
 
 
 def test_path_cosines_are_taken_without_what_every_path_shares(tmp_path, monkeypatch):
@@ -202,7 +209,7 @@ def test_path_cosines_are_taken_without_what_every_path_shares(tmp_path, monkeyp
         def encode(self, texts):
             return np.array([(1.0 + t.count("something")) * 2 * films + sum(v for w, v in own.items() if w in t) for t in texts], np.float32)
 
-    prior = SyntheticPrior(paths, TemplateVerbalizer({}), Topical(), "topical", 0.02, words_per_hop=1.0, hop_weight=0.0, content_mix=0.0)
+    prior = SyntheticPrior(paths, TemplateVerbalizer({}), Topical(), "topical", _settings(temperature=0.02, hop_weight=0.0, content_mix=0.0, words_per_hop=1.0))
     question = 6 * films + own["written"]  # "the film E was written by who": mostly films, and writing
     walks = [_Walk(signature(*p)) for p in paths]
     raw = {w.signature: float(np.max(_unit_rows(prior.vectors["whole"][w.signature]) @ (question / np.linalg.norm(question)))) for w in walks}
@@ -236,15 +243,14 @@ def test_the_path_match_mixes_in_the_content_words_of_both(tmp_path, monkeypatch
     walks = [_Walk(signature(*p)) for p in paths]
 
     def best(mix: float) -> tuple[str, list[str]]:
-        prior = SyntheticPrior(paths, TemplateVerbalizer({}), Lookup(), f"lookup-{mix}", 0.02, words_per_hop=1.0, hop_weight=0.0,
-                               content_mix=mix, center=False)
-        texts = SyntheticPrior.question_texts(question, mix)  # what the retriever encodes
+        prior = SyntheticPrior(paths, TemplateVerbalizer({}), Lookup(), f"lookup-{mix}", _settings(temperature=0.02, hop_weight=0.0, content_mix=mix, center=False, words_per_hop=1.0))
+        texts = prior.question_texts(question)  # what the retriever encodes
         return walks[int(np.argmax(prior.shares(question, Lookup().encode(texts), walks)))].signature, texts
 
     assert best(0.0) == ("release_year>", [question])  # the whole questions alone
     assert best(0.5) == ("directed_by>", [question, "listed director"])
-    with pytest.raises(Exception, match="synthetic_content_mix"):
-        SyntheticPrior(paths, TemplateVerbalizer({}), Lookup(), "lookup", 0.02, words_per_hop=1.0, hop_weight=0.0, content_mix=1.5)
+    with pytest.raises(KgwalkError, match=r"'query\.synthetic\.content_mix' must be"):  # ranges are the config's to check
+        load_config(overrides=["query.synthetic.content_mix=1.5"])
 
 
 def test_words_of_one_stem_count_as_one_word():
@@ -280,8 +286,7 @@ def test_a_path_with_a_relation_the_question_does_not_speak_of_loses(tmp_path, m
     question = "who wrote movies that share actors with E"
 
     def best(coverage: float) -> str:
-        prior = SyntheticPrior([actors, director], mapped, Words(), f"words-{coverage}", 0.02, words_per_hop=1.0, hop_weight=0.0,
-                               content_mix=0.0, center=False, coverage=coverage)
+        prior = SyntheticPrior([actors, director], mapped, Words(), f"words-{coverage}", _settings(temperature=0.02, hop_weight=0.0, content_mix=0.0, center=False, coverage=coverage, words_per_hop=1.0))
         covered = prior.coverages([w.signature for w in walks], question) if coverage else None
         return walks[int(np.argmax(prior.shares(question, axis[:1], walks)))].signature, covered
 
@@ -292,8 +297,7 @@ def test_a_path_with_a_relation_the_question_does_not_speak_of_loses(tmp_path, m
     # wrote, starred, actors (map: wrote, starred) | starred, actors, directed, wrote (map: starred, directed, wrote)
     assert np.allclose(covered, [(1.0 + 0.8 + 1.0) / 3, (0.8 + 1.0 + 0.0 + 1.0) / 4])
     # one stem: a question that speaks of the director covers "directed" fully (starred: nothing, wrote: itself)
-    prior = SyntheticPrior([actors, director], mapped, Words(), "words", 0.02, words_per_hop=1.0, hop_weight=0.0, content_mix=0.0,
-                           center=False, coverage=0.3)
+    prior = SyntheticPrior([actors, director], mapped, Words(), "words", _settings(temperature=0.02, hop_weight=0.0, content_mix=0.0, center=False, coverage=0.3, words_per_hop=1.0))
     assert np.isclose(prior.coverages([signature(*director)], "who wrote movies of the director of E")[0], (0.0 + 1.0 + 1.0) / 3)
     # a long-lived prior keeps a bounded number of word vectors, and the coverages do not change when it starts over
     monkeypatch.setattr("kgwalk.query.synthetic.MAX_WORDS", 4)
@@ -302,16 +306,16 @@ def test_a_path_with_a_relation_the_question_does_not_speak_of_loses(tmp_path, m
     assert len(prior.word_vectors) <= 4 + len(words_of(asked[0]))  # 10 without starting over
     monkeypatch.setattr("kgwalk.query.synthetic.MAX_WORDS", 10_000)
     assert np.allclose(bounded, [prior.coverages([signature(*actors), signature(*director)], q) for q in asked])
-    with pytest.raises(Exception, match="synthetic_coverage"):
-        SyntheticPrior([actors], mapped, Words(), "words", 0.02, words_per_hop=1.0, hop_weight=0.0, content_mix=0.0, coverage=-0.1)
+    with pytest.raises(KgwalkError, match=r"'query\.synthetic\.coverage' must be"):  # ranges are the config's to check
+        load_config(overrides=["query.synthetic.coverage=-0.1"])
 
 
 def test_the_words_beside_the_wh_word_weigh_most():
     # who (12): written (10) 1, films (7) 0.3, directors (4) 0.09, share (3) 0.027, films (1) 0.0081
-    weights = focus_weights("the films that share directors with the films E are written by who")
+    weights = focus_weights("the films that share directors with the films E are written by who", 0.3)
     assert weights == pytest.approx({"written": 1.0, "films": 0.3 + 0.3**4, "directors": 0.09, "share": 0.027})
-    assert focus_weights("when did the movies E starred in release") == pytest.approx({"when": 1.0, "movies": 0.3, "starred": 0.09, "release": 0.027})
-    assert focus_weights("describe E in a few words") == {}  # no wh-word: no focus
+    assert focus_weights("when did the movies E starred in release", 0.3) == pytest.approx({"when": 1.0, "movies": 0.3, "starred": 0.09, "release": 0.027})
+    assert focus_weights("describe E in a few words", 0.3) == {}  # no wh-word: no focus
 
 
 def test_the_path_whose_last_step_the_wh_phrase_names_wins(tmp_path, monkeypatch):
@@ -337,8 +341,7 @@ def test_the_path_whose_last_step_the_wh_phrase_names_wins(tmp_path, monkeypatch
     question = "the films that share directors with the films E are written by who"
 
     def prior(focus: float) -> SyntheticPrior:
-        return SyntheticPrior([writers, directors, one_step], mapped, Words(), f"words-{focus}", 0.02, words_per_hop=1.0, hop_weight=0.0,
-                              content_mix=0.0, center=False, focus=focus)
+        return SyntheticPrior([writers, directors, one_step], mapped, Words(), f"words-{focus}", _settings(temperature=0.02, hop_weight=0.0, content_mix=0.0, center=False, focus=focus, words_per_hop=1.0))
 
     def best(focus: float) -> str:
         return walks[int(np.argmax(prior(focus).shares(question, axis[:1], walks)))].signature
@@ -360,8 +363,8 @@ def test_the_path_whose_last_step_the_wh_phrase_names_wins(tmp_path, monkeypatch
     expected = [(s[-1] - np.mean(s)) / (1.0 + 0.3 + 0.09 + 0.027) for s in steps.values()] + [0.0]
     asked = "who are the screenwriters of the films directed by the director of E"
     assert np.allclose(prior(0.3).focuses([w.signature for w in walks], asked), expected)
-    with pytest.raises(Exception, match="synthetic_focus"):
-        prior(-0.1)
+    with pytest.raises(KgwalkError, match=r"'query\.synthetic\.focus' must be"):  # ranges are the config's to check
+        load_config(overrides=["query.synthetic.focus=-0.1"])
 
 
 def _unit_rows(x: np.ndarray) -> np.ndarray:

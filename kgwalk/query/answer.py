@@ -18,7 +18,8 @@ from kgwalk.config import Config, LLMBackend, load_config
 from kgwalk.errors import KgwalkError
 from kgwalk.llm import ChatModel, Message
 from kgwalk.query.answer_sets import also_text
-from kgwalk.query.retriever import Retrieval, Retriever
+from kgwalk.query.hits import Retrieval, Retrieves
+from kgwalk.query.retriever import Retriever
 
 # Walk&Retrieve, Fig. 2b ("Knowledge-enhanced answer generation"), verbatim: System and Human parts.
 REFUSAL = "I do not know the answer"
@@ -82,7 +83,7 @@ class Answer:
 
 
 class Answerer:
-    def __init__(self, cfg: Config, retriever: Retriever | None = None, model: ChatModel | None = None) -> None:
+    def __init__(self, cfg: Config, retriever: Retrieves | None = None, model: ChatModel | None = None) -> None:
         if model is None:
             check_answer_conf(cfg)  # before any model or index is loaded
         self.cfg = cfg

@@ -18,6 +18,8 @@ are labelled as the budget can take.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pyarrow as pa
 
@@ -86,7 +88,7 @@ def walk_routes(hits: list[WalkHit]) -> list[tuple[WalkHit, int, RelationPath]]:
     return [(hit, hit.nodes[0], tuple((s.relation, s.inverse) for s in walk_steps(hit))) for hit in hits]
 
 
-def name_answer_sets(routes: list[tuple[WalkHit, int, RelationPath]], sets: AnswerSets, max_chars: int) -> None:
+def name_answer_sets(routes: Sequence[tuple[WalkHit, int, RelationPath]], sets: AnswerSets, max_chars: int) -> None:
     """Best hit first, the ends its relation path reaches from its root that the context does not
     name yet, into its `also` and `also_labels`, in at most `max_chars` characters of lists (as
     `also_text` writes them) over all hits. `routes`: (hit, root, path) per hit of the context."""

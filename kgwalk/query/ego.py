@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kgwalk.query.hits import NodeHit, RelationPath, WalkHit
+from kgwalk.query.hits import EgoLine, NodeHit, RelationPath, WalkHit
 from kgwalk.walks.labels import signature
 
 
@@ -100,7 +100,7 @@ class _Context:
                 line.neighbours.append(s.neighbour)
             self.kept.add(s)
 
-    def hits(self) -> list[tuple[WalkHit, int, RelationPath]]:
+    def hits(self) -> list[tuple[EgoLine, int, RelationPath]]:
         """The lines, root's first, then by the depth of the node they start from (breadth
         first over kept edges), best first within a depth; each with a root and the relation
         path from it that reaches the line."""
@@ -116,12 +116,12 @@ class _Context:
         ordered = sorted(self.lines.values(), key=lambda line: (depth.get(line.node, len(depth)), -line.score))
         return [(self._hit(line), line.root, line.path) for line in ordered]
 
-    def _hit(self, line: _Line) -> WalkHit:
+    def _hit(self, line: _Line) -> EgoLine:
         before, after = self.phrase(line.relation, line.inverse)
         label = self.labels[line.node]
         names = [self.labels[n] for n in line.neighbours]
         triples = [(n, line.relation, label) if line.inverse else (label, line.relation, n) for n in names]
-        return WalkHit(
+        return EgoLine(
             walk_id=line.walk_id,  # the best walk the line comes from
             score=line.score,
             kind="ego",
@@ -135,7 +135,7 @@ class _Context:
 
 
 def ego_contexts(nodes: list[NodeHit], candidates: dict[int, list[WalkHit]], budget: int,
-                 phrase: Callable[[str, bool], tuple[str, str]]) -> list[tuple[WalkHit, int, RelationPath]]:
+                 phrase: Callable[[str, bool], tuple[str, str]]) -> list[tuple[EgoLine, int, RelationPath]]:
     """Replace each node's walks with the lines of its pruned ego-graph, at most `budget`
     characters over all nodes; returns each line with a root and the relation path from it that
     reaches the line. `candidates`: each node's candidate walks, best first;

@@ -4,11 +4,13 @@ pruned ego-graph), as plain dataclasses that the CLI, the HTTP API and the answe
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
+from kgwalk.config import QueryMode
 from kgwalk.walks.labels import signature, walk_triples
 
 
+NO_GOOD_MATCH = "No good match: the question names no entity of this KG and no walk is close to it; these are the nearest walks."
 RelationPath = tuple[tuple[str, bool], ...]  # per step from a root: (relation label, walked against the KG's direction)
 
 
@@ -31,6 +33,13 @@ class WalkHit:
     @property
     def end_node(self) -> int:
         return self.nodes[-1]
+
+
+@dataclass
+class EgoLine(WalkHit):
+    """One line of a node's pruned ego-graph (query.mode=ego): a node and its kept neighbours by one relation
+    ("E starred Ann, Bob."). `walk_id` is the best walk it comes from, `nodes` the node then its neighbours,
+    `signature` the one relation; `kind` is "ego"."""
 
 
 def best_first(hit: WalkHit) -> tuple[float, int]:
@@ -56,6 +65,9 @@ class Retrieval:
     timings_ms: dict[str, float]
     mode: str = "walks"  # query.mode: in ego mode a node's "walks" are the lines of its ego-graph
     best: WalkHit | None = None  # the best-scoring walk (ego mode: of the candidates): the extractive answer is its end
+    # the evidence is too weak to call a match: the question names no entity of the KG (kgwalk/query/steps.py) and the
+    # best walk's cosine is below query.weak_cosine (or there is no walk); the walks are still shown, the nearest there are
+    no_good_match: bool = False
 
     @property
     def walks(self) -> list[WalkHit]:
@@ -64,8 +76,14 @@ class Retrieval:
             return [w for n in self.nodes for w in n.walks]
         return sorted((w for n in self.nodes for w in n.walks), key=best_first)
 
+    @property
+    def match_note(self) -> str:
+        """One line for people where the match is weak; empty otherwise."""
+        return NO_GOOD_MATCH if self.no_good_match else ""
+
     def to_json(self) -> dict[str, Any]:
-        return {"question": self.question, "nodes": [asdict(n) for n in self.nodes], "timings_ms": self.timings_ms}
+        return {"question": self.question, "nodes": [asdict(n) for n in self.nodes], "timings_ms": self.timings_ms,
+                "no_good_match": self.no_good_match, "match_note": self.match_note}
 
 
 def walk_hit(score: float, p: dict[str, Any]) -> WalkHit:
@@ -80,3 +98,16 @@ def walk_hit(score: float, p: dict[str, Any]) -> WalkHit:
         signature=signature(p["rel_labels"], p["inverse"]),
         cosine=score,
     )
+
+
+class Retrieves(Protocol):
+    """What answers a question with a Retrieval: the Retriever itself, the service's turn-taking wrapper of it,
+    and what the integrations wrap (kgwalk/integrations)."""
+
+    def retrieve(self, question: str, k_nodes: int | None = None, k_walks: int | None = None, mode: QueryMode | None = None) -> Retrieval: ...
+
+    def warm_up(self) -> None:
+        """Load what the first question would (models, lexicon, prior), so that it is not slower than the rest."""
+        ...
+
+    def close(self) -> None: ...

@@ -15,6 +15,7 @@ This is supervised: fit on a tuning split (MetaQA dev), never on the questions y
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -23,11 +24,14 @@ import pyarrow.compute as pc
 
 from kgwalk.config import Config
 from kgwalk.errors import KgwalkError
+from kgwalk.query.hits import WalkHit
 from kgwalk.query.lexicon import EntityLexicon, Mention
 from kgwalk.walks.graph import fold64
 from kgwalk.walks.labels import signature
 
 PRIOR_TABLE = "path_prior"
+# the nearest examples that vote: MetaQA dev's shapes have tens of examples each (38,717 examples, 534 shapes), so a
+# question's votes come from its own shape's examples and a few of the next; not a setting, as no KG has said otherwise yet
 NEIGHBOURS = 32
 _BRACKETED = re.compile(r"\[[^\[\]]+\]")
 
@@ -212,12 +216,11 @@ class PathPrior:
         total = sum(votes.values()) or 1.0
         return {s: v / total for s, v in votes.items()}
 
-    @staticmethod
-    def question_texts(masked_question: str, content_mix: float) -> list[str]:
-        """What the retriever encodes for this prior: the masked question alone (content_mix is the synthetic prior's)."""
+    def question_texts(self, masked_question: str) -> list[str]:
+        """What the retriever encodes for this prior: the masked question alone."""
         return [masked_question]
 
-    def rerank(self, masked_question: str, masked_vectors: np.ndarray, walks: list, weight: float) -> None:
+    def rerank(self, masked_question: str, masked_vectors: np.ndarray, walks: Sequence[WalkHit], weight: float) -> None:
         """`masked_vectors`: the vectors of question_texts(masked_question). (The masked question's text goes unread:
         its nearest examples' paths have their own lengths.)"""
         votes = self.votes(masked_vectors[0])

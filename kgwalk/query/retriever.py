@@ -32,31 +32,18 @@ from kgwalk.errors import KgwalkError
 from kgwalk.index.records import WalkRecords
 from kgwalk.index.store import VectorStore, collection_names, open_store
 from kgwalk.query.built_with import check_embed_model
-from kgwalk.query.diversity import select_walks, walks_per_node
-from kgwalk.query.hits import NodeHit, RelationPath, Retrieval, WalkHit, best_first, walk_hit
+from kgwalk.query.answer_sets import name_answer_sets, walk_routes
+from kgwalk.query.hits import EgoLine, NodeHit, RelationPath, Retrieval, WalkHit, best_first, walk_hit
+from kgwalk.query.paths import masked_question
+from kgwalk.query.prior import Prior, load_prior, resolve_rerank
+from kgwalk.query.steps import Laps, check_request, choose_walks, ego_candidates, fetch_counts, restrict_in_time, topic_nodes, weak_match
+from kgwalk.query.temporal import UNKNOWN_PENALTY
 
 if TYPE_CHECKING:
     from kgwalk.query.answer_sets import AnswerSets
-    from kgwalk.query.lexicon import EntityLexicon
-    from kgwalk.query.temporal import TemporalIndex
+    from kgwalk.query.lexicon import EntityLexicon, Mention
+    from kgwalk.query.temporal import TemporalIndex, TimeConstraint
     from kgwalk.verbalize.template import TemplateVerbalizer
-
-PRIORS = ("paths", "synthetic")  # the reranks that score the masked question against relation paths
-
-
-def resolve_rerank(cfg: Config) -> str:
-    """query.rerank as it applies: `auto` is the path prior where `kgwalk fit-paths` has fitted
-    one for this KG, else the label-free synthetic prior; a hashing-* embedder (tests) has no
-    meaning to compare paths with, so it keeps the paper's cosine order."""
-    if cfg.query.rerank != "auto":
-        return cfg.query.rerank
-    from kgwalk.query.paths import PRIOR_TABLE
-    from kgwalk.storage import table_exists
-
-    if table_exists(cfg.table(PRIOR_TABLE)):
-        return "paths"
-    return "none" if cfg.embed.model.startswith("hashing-") else "synthetic"
-
 
 @contextmanager
 def long_lived_frozen() -> Iterator[int]:
@@ -77,16 +64,18 @@ def long_lived_frozen() -> Iterator[int]:
 
 class Retriever:
     def __init__(self, cfg: Config, embedder: Embedder | None = None, store: VectorStore | None = None, *,
-                 records_on_demand: bool = False) -> None:
+                 records_on_demand: bool = False, clock: Callable[[], float] = time.perf_counter) -> None:
         """`records_on_demand`: read each question's walk records from the tables rather than
-        holding them all in memory (one question, then exit: `kgwalk query`)."""
+        holding them all in memory (one question, then exit: `kgwalk query`). `clock`: what the
+        timings read (seconds)."""
         check_embed_model(cfg)  # before any model loads: a question must be embedded as the KG's walks were
         self.cfg = cfg  # query.*'s choices and counts were checked as it loaded (kgwalk/config.py)
         self.store = store or open_store(cfg)
         self._embedder = embedder
         self._prior_embedder: Embedder | None = None  # query.prior_encoder's, where it is not the walks' model
         self._lexicon: EntityLexicon | None = None
-        self._prior = None
+        self._prior: Prior | None = None
+        self.clock = clock
         self._phrases: TemplateVerbalizer | None = None  # ego mode's relation phrases
         self._derived: dict[str, tuple[dict[str, int] | None, Any]] = {}  # see _current
         self.rerank = resolve_rerank(cfg)
@@ -145,15 +134,10 @@ class Retriever:
         return self._lexicon
 
     @property
-    def prior(self):
-        if self._prior is None:
-            from kgwalk.query.paths import PathPrior
-            from kgwalk.query.synthetic import SyntheticPrior
-
-            if self.rerank == "synthetic":
-                self._prior = SyntheticPrior.load(self.cfg, self.prior_embedder, self.prior_model, words_embedder=self.embedder)
-            else:
-                self._prior = PathPrior.load(self.cfg, self.prior_model)
+    def prior(self) -> Prior | None:
+        """query.rerank's relation-path prior, loaded on first use; None for the paper's cosine order."""
+        if self._prior is None and self.rerank != "none":
+            self._prior = load_prior(self.rerank, self.cfg, self.prior_embedder, self.prior_model, words_embedder=self.embedder)
         return self._prior
 
     def _current(self, name: str, build: Callable[[], Any]) -> Any:
@@ -233,102 +217,70 @@ class Retriever:
     def retrieve(self, question: str, k_nodes: int | None = None, k_walks: int | None = None, mode: QueryMode | None = None) -> Retrieval:
         """The top k_nodes nodes, each with its top k_walks walks; in ego `mode` (query.mode when
         None), each with the lines of its pruned ego-graph in as many characters instead."""
-        q_conf = self.cfg.query
-        mode = mode or q_conf.mode
-        if not question.strip():
-            raise KgwalkError("the question is empty")
-        if len(question) > q_conf.max_question_chars:
-            raise KgwalkError(f"the question has {len(question):,} characters; the limit is query.max_question_chars={q_conf.max_question_chars:,}")
-        k_nodes = q_conf.k_nodes if k_nodes is None else k_nodes  # 0 is an error, not "the default"
-        k_walks = q_conf.k_walks if k_walks is None else k_walks
-        if k_nodes < 1 or k_walks < 1:
-            raise KgwalkError("k_nodes and k_walks must be >= 1")
+        conf = self.cfg.query
+        request = check_request(question, k_nodes, k_walks, mode, conf, self.cfg.serve.max_k)
         self.store.follow_live()  # a long-lived retriever (kgwalk serve) sees each refresh once it lands
-        timings: dict[str, float] = {}
-        clock = time.perf_counter()
+        lap = Laps(self.clock)
+        when, mentions = self._parse(request.question)
+        asked = when.question if when else request.question
+        masked, prior = masked_question(asked, mentions), self.prior
+        texts = [asked, *(prior.question_texts(masked) if prior else [])]
+        lap("lexicon")
+        q, prior_vectors = self._encode(texts)
+        lap("embed")
+        nodes = self._search_nodes(q, list(dict.fromkeys(self.aliases.get(m.entity, m.entity) for m in mentions)), request.k_nodes)
+        lap("node_search")
+        topics = topic_nodes(nodes)  # the prior models paths from the entity the question is about
+        fetch = fetch_counts(nodes, topics, conf, request.k_walks, prior=prior is not None, timed=when is not None)
+        ego = request.mode == "ego"  # each node's candidates become its ego-graph (kgwalk/query/ego.py)
+        candidates = self._candidates(nodes, q, dict.fromkeys(fetch, max(conf.candidates, request.k_walks)) if ego else fetch)
+        lap("walk_search")
+        if prior:
+            prior.rerank(masked, prior_vectors, [w for n in topics for w in candidates[n.id]], conf.rerank_weight)
+        if when:
+            candidates = restrict_in_time(candidates, lambda walk: self.temporal.judge(walk, when.first, when.last), UNKNOWN_PENALTY)
+        candidates = {node: sorted(walks, key=best_first) for node, walks in candidates.items()}
+        places = choose_walks(nodes, [candidates[n.id][: fetch[n.id]] for n in nodes], request.k_walks, conf)
+        best = min((w for walks in candidates.values() for w in walks), key=best_first, default=None)
+        lines = self._ego(nodes, ego_candidates(nodes, candidates, places, conf)) if ego else []
+        lap("rerank")
+        if conf.also_chars:  # the shown walks' (ego: lines') complete answer sets, from the KG
+            name_answer_sets(lines if ego else walk_routes([w for n in nodes for w in n.walks]), self.answer_sets, conf.also_chars)
+            lap("answer_sets")
+        return Retrieval(request.question, nodes, lap.ms, request.mode, best, weak_match(mentions, best, conf.weak_cosine))
 
-        def lap(phase: str) -> None:
-            nonlocal clock
-            now = time.perf_counter()
-            timings[phase] = timings.get(phase, 0.0) + (now - clock) * 1000
-            clock = now
-
+    def _parse(self, question: str) -> tuple[TimeConstraint | None, list[Mention]]:
+        """The question's time expression, a filter (query.temporal; the lexicon tells names from times, and it and the time
+        index load only for a question with one), and the entities the rest names (query.node_search=hybrid)."""
         when = None
-        if q_conf.temporal:  # the time expression is a filter: node search and embedding see the rest
+        if self.cfg.query.temporal:
             from kgwalk.query.temporal import constraint
 
-            # (dense search too: the lexicon tells names from times; the lexicon and the time index
-            # load only for a question with a time expression)
             when = constraint(question, lambda text: self.lexicon.mentions(text), lambda entity: self.temporal.is_name(entity))
         asked = when.question if when else question
-        mentions = self.lexicon.mentions(asked) if q_conf.node_search == "hybrid" else []
-        texts = [asked]
-        if self.rerank in PRIORS:
-            from kgwalk.query.paths import PathPrior, masked_question
-            from kgwalk.query.synthetic import SyntheticPrior
+        return when, self.lexicon.mentions(asked) if self.cfg.query.node_search == "hybrid" else []
 
-            prior_type = SyntheticPrior if self.rerank == "synthetic" else PathPrior
-            texts += prior_type.question_texts(masked_question(asked, mentions), q_conf.synthetic_content_mix)
-        lap("lexicon")
-        if len(texts) == 1 or self.prior_model == self.cfg.embed.model:  # one batch
+    def _encode(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """The question's vector (the walks' model) and the prior's texts' (query.prior_encoder's), in one batch where one model encodes both."""
+        if len(texts) == 1 or self.prior_model == self.cfg.embed.model:
             vectors = self.embedder.encode(texts)
-            q, prior_vectors = vectors[0], vectors[1:]
-        else:
-            q, prior_vectors = self.embedder.encode(texts[:1])[0], self.prior_embedder.encode(texts[1:])
-        lap("embed")
-        nodes = self._search_nodes(q, list(dict.fromkeys(self.aliases.get(m.entity, m.entity) for m in mentions)), k_nodes)
-        lap("node_search")
-        # The prior models paths from the entity the question is about: where the question names
-        # entities, only their walks get it (and only they need candidates beyond k_walks).
-        named = [n for n in nodes if n.matched] or nodes
-        topics = named if self.rerank in PRIORS else []
-        # their walks are chosen among candidates with a prior or without: by a diversity rule, and for the places the
-        # nodes the question does not name leave them (query.unnamed_walks)
-        choosing = named if topics or q_conf.diversity != "none" or q_conf.unnamed_walks is not None else []
+            return vectors[0], vectors[1:]
+        return self.embedder.encode(texts[:1])[0], self.prior_embedder.encode(texts[1:])
+
+    def _candidates(self, nodes: list[NodeHit], q: np.ndarray, fetch: dict[int, int]) -> dict[int, list[WalkHit]]:
+        """Per node, its `fetch` best walks by cosine, from its own walks and its aliases' (an aligned entity's walks
+        are its aliases' too)."""
         self.records.sync(self.store.reflects())  # the walk records of the index version searched
-        ego = mode == "ego"  # each node's candidates become its ego-graph (kgwalk/query/ego.py)
-        wide = max(q_conf.candidates, k_walks)
-        walk_mode_fetch = {}  # per node, the candidates walk mode fetches: ego mode's budget is what it would show
         hits_of = {}
         for node in nodes:
-            walk_mode_fetch[node.id] = wide if when or any(node is t for t in choosing) else k_walks
-            fetch = wide if ego else walk_mode_fetch[node.id]
-            roots = [node.id, *self._alignment()[1].get(node.id, [])]  # an aligned entity's walks are its aliases' too
-            hits_of[node.id] = sorted((h for root in roots for h in self.store.search(self.walks_collection, q, fetch, root=root)), key=lambda h: (-h.score, h.id))[:fetch]
+            count = fetch[node.id]
+            roots = [node.id, *self._alignment()[1].get(node.id, [])]
+            found = (h for root in roots for h in self.store.search(self.walks_collection, q, count, root=root))
+            hits_of[node.id] = sorted(found, key=lambda h: (-h.score, h.id))[:count]
         records = iter(self.records.lookup([h.id for node in nodes for h in hits_of[node.id]]))  # one lookup: each costs Arrow calls
-        for node in nodes:
-            node.walks = [walk_hit(h.score, next(records)) for h in hits_of[node.id]]
-        lap("walk_search")
-        if topics:
-            self.prior.rerank(texts[1], prior_vectors, [w for n in topics for w in n.walks], q_conf.rerank_weight)
-        if when:
-            self._restrict_in_time(nodes, when.first, when.last)
-        candidates = {node.id: sorted(node.walks, key=best_first) for node in nodes}
-        fetched = [candidates[node.id][: walk_mode_fetch[node.id]] for node in nodes]
-        # kgwalk/query/diversity.py: a repeated relation path is no repeat without the answer-set list naming its other ends
-        diversity = "ends" if q_conf.diversity == "paths" and not q_conf.also_chars else q_conf.diversity
-        places = walks_per_node([n.matched for n in nodes], [len(f) for f in fetched], k_walks, q_conf.unnamed_walks)
-        for node, walks, k in zip(nodes, fetched, places):
-            node.walks = select_walks(walks, k, diversity)
-        if q_conf.walk_budget is not None:
-            keep = {id(w) for w in sorted((w for n in nodes for w in n.walks), key=best_first)[: q_conf.walk_budget]}
-            for node in nodes:
-                node.walks = [w for w in node.walks if id(w) in keep]
-        best = min((w for walks in candidates.values() for w in walks), key=best_first, default=None)
-        if ego and q_conf.unnamed_walks is not None and any(n.matched for n in nodes):
-            # a node the question does not name builds its ego-graph from the walks walk mode shows of it
-            candidates = {node.id: candidates[node.id] if node.matched else candidates[node.id][:k] for node, k in zip(nodes, places)}
-        lines = self._ego(nodes, candidates) if ego else []
-        lap("rerank")
-        if q_conf.also_chars:  # the shown walks' (ego: lines') complete answer sets, from the KG
-            from kgwalk.query.answer_sets import name_answer_sets, walk_routes
+        return {node.id: [walk_hit(h.score, next(records)) for h in hits_of[node.id]] for node in nodes}
 
-            routes = lines if ego else walk_routes([w for n in nodes for w in n.walks])
-            name_answer_sets(routes, self.answer_sets, q_conf.also_chars)
-            lap("answer_sets")
-        return Retrieval(question, nodes, {k: round(v, 3) for k, v in timings.items()}, mode, best)
-
-    def _ego(self, nodes: list[NodeHit], candidates: dict[int, list[WalkHit]]) -> list[tuple[WalkHit, int, RelationPath]]:
+    def _ego(self, nodes: list[NodeHit], candidates: dict[int, list[WalkHit]]) -> list[tuple[EgoLine, int, RelationPath]]:
         """Each node's walks become the lines of its pruned ego-graph, in as many characters as
         walk mode's walks take (query.ego_chars to set it): both modes compare at equal length.
         Returns each line with the root and relation path that reach it."""
@@ -342,22 +294,6 @@ class Retriever:
         phrases = self._phrases
         budget = self.cfg.query.ego_chars or context_chars([w for n in nodes for w in n.walks])
         return ego_contexts(nodes, candidates, budget, lambda relation, inverse: around(phrases.phrase(relation, inverse)))
-
-    def _restrict_in_time(self, nodes: list[NodeHit], first: int, last: int) -> None:
-        """Drop walks whose times all fall outside [first, last]; walks with no time rank after
-        those with one in range (kgwalk/query/temporal.py)."""
-        from kgwalk.query.temporal import UNKNOWN_PENALTY
-
-        index = self.temporal
-        for node in nodes:
-            kept = []
-            for walk in node.walks:
-                verdict = index.judge(walk.nodes, first, last)
-                if verdict == 0:
-                    walk.score -= UNKNOWN_PENALTY
-                if verdict >= 0:
-                    kept.append(walk)
-            node.walks = kept
 
     def _search_nodes(self, q: np.ndarray, named: list[int], k: int) -> list[NodeHit]:
         """The paper's top-k nodes by cosine; with entities named in the question, the two rankings

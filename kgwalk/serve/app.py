@@ -37,6 +37,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from kgwalk.config import Config, QueryMode
 from kgwalk.errors import KgwalkError, PortInUse
 from kgwalk.query import Answerer, Retrieval, Retriever
+from kgwalk.query.hits import Retrieves
 from kgwalk.query.answer import check_answer_conf
 from kgwalk.query.retriever import long_lived_frozen
 from kgwalk.refresh.status import corpus_shape, status_data
@@ -85,6 +86,9 @@ class RetrieveOut(_Out):
     question: str
     nodes: list[NodeOut] = Field(description="the top-k nodes, each with its top-k walks (Walk&Retrieve Eq. 3)")
     timings_ms: dict[str, float]
+    no_good_match: bool = Field(False, description="the question names no entity of this KG and no walk is close to it "
+                                "(cosine below query.weak_cosine): the walks are the nearest there are, not evidence")
+    match_note: str = Field("", description="one line saying so for people, where no_good_match; empty otherwise")
 
 
 class AnswerOut(RetrieveOut):
@@ -180,9 +184,9 @@ class _BadRetrieval(KgwalkError):
 
 
 class _Locked:
-    """A retriever that takes turns, in the Retriever's shape so that an Answerer can use it."""
+    """A retriever that takes turns (a Retrieves, so that an Answerer can use it)."""
 
-    def __init__(self, retriever: Retriever) -> None:
+    def __init__(self, retriever: Retrieves) -> None:
         self.retriever = retriever
         self.lock = threading.Lock()
 
@@ -262,8 +266,6 @@ def create_app(cfg: Config, retriever: Retriever | None = None, answerer: Answer
     without `answerer`, one is made there when answer.backend is set (an answerer that is passed in
     gets its retriever wrapped in the service's lock). `freeze_gc`: the process serves only this,
     so what startup made is kept out of the cyclic GC's scans while it serves (`long_lived_frozen`)."""
-    if cfg.serve.max_k < 1:
-        raise KgwalkError(f"serve.max_k must be >= 1, got {cfg.serve.max_k}")
     svc = _Service()
     key = _api_key(cfg)  # read once: a key changed later takes a restart
 
@@ -276,10 +278,10 @@ def create_app(cfg: Config, retriever: Retriever | None = None, answerer: Answer
             svc.retriever.warm_up()
             if answerer is not None:
                 if not isinstance(answerer.retriever, _Locked):
-                    answerer.retriever = svc.retriever if answerer.retriever is inner else _Locked(answerer.retriever)  # type: ignore[assignment]  # a Retriever in shape
+                    answerer.retriever = svc.retriever if answerer.retriever is inner else _Locked(answerer.retriever)
                 svc.answerer = answerer
             elif cfg.answer.backend:
-                svc.answerer = Answerer(cfg, retriever=svc.retriever)  # type: ignore[arg-type]  # a Retriever in shape
+                svc.answerer = Answerer(cfg, retriever=svc.retriever)
             else:
                 try:
                     check_answer_conf(cfg)

@@ -1,0 +1,116 @@
+"""The corpus's relation paths, read as questions: which distinct paths the walks table holds, each
+path written as questions about its end, and those questions' vectors, cached on disk per encoder
+(`$XDG_CACHE_HOME/kgwalk/synthetic`, else `~/.cache/kgwalk/synthetic`)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+import numpy as np
+import pyarrow as pa
+
+from kgwalk.embed.model import Embedder
+from kgwalk.storage import user_cache
+from kgwalk.verbalize.template import TemplateVerbalizer
+from kgwalk.walks.graph import fold64
+from kgwalk.query.words import PLACEHOLDER, words_of
+
+CACHE = "synthetic"
+
+
+def phrase_words(relation: str, inverse: bool, verbalizer: TemplateVerbalizer) -> list[str]:
+    """The content words of the relation's phrases both ways ("written by" and "wrote": one relation), in reading order
+    from the step's answer."""
+    return words_of(" ".join(path_questions([relation], [inverse], verbalizer)))
+
+
+def path_readings(rel_labels: list[str], inverse: list[bool], verbalizers: list[TemplateVerbalizer]) -> tuple[str, ...]:
+    """`path_questions` by each verbalizer in turn: from its end, from the topic, and so on."""
+    return tuple(q for verbalizer in verbalizers for q in path_questions(rel_labels, inverse, verbalizer))
+
+
+def path_questions(rel_labels: list[str], inverse: list[bool], verbalizer: TemplateVerbalizer) -> tuple[str, str]:
+    """The relation path as two questions about its end, the topic masked as 'E': the walk
+    reversed (each step's phrase inverted) and verbalized from 'what', and the walk as it is
+    with 'what' at its end."""
+    middle = [PLACEHOLDER] * (len(rel_labels) - 1)
+    from_end = verbalizer.sentence(["what", *middle, "E"], rel_labels[::-1], [not i for i in inverse[::-1]])
+    from_topic = verbalizer.sentence(["E", *middle, "what"], rel_labels, inverse)
+    return from_end[:-1] + "?", from_topic[:-1] + "?"
+
+
+def corpus_paths(walks: pa.Table, relations: pa.Table) -> list[tuple[list[str], list[bool]]]:
+    """The distinct relation paths (relation labels, directions) of a walks table (columns rels,
+    inverse), without a Python loop per walk: each step is coded as (relation, direction), and
+    the codes of a walk folded into one hash."""
+    rel_ids = np.sort(relations.column("id").to_numpy())
+    label_of = dict(zip(relations.column("id").to_pylist(), relations.column("label").to_pylist()))
+    rels, inverse = walks.column("rels").combine_chunks(), walks.column("inverse").combine_chunks()
+    steps = rels.value_lengths().to_numpy(zero_copy_only=False)
+    codes = np.searchsorted(rel_ids, rels.flatten().to_numpy()) * 2 + inverse.flatten().to_numpy(zero_copy_only=False)
+    starts = np.concatenate([[0], np.cumsum(steps)[:-1]]).astype(np.int64)
+    keys = fold64(np.zeros(len(steps), np.uint64), steps)
+    for position in range(int(steps.max(initial=0))):
+        longer = steps > position
+        keys[longer] = fold64(keys[longer], codes[starts[longer] + position])
+    _, first = np.unique(keys, return_index=True)
+    rows = pa.array(np.sort(first))
+    return [([label_of[r] for r in rs], inv) for rs, inv in zip(rels.take(rows).to_pylist(), inverse.take(rows).to_pylist())]
+
+
+def read_corpus_paths(walks: str, relations: str) -> list[tuple[list[str], list[bool]]]:
+    """`corpus_paths` of these tables' current versions, from the table cache when found before
+    (kgwalk/query/table_cache.py): reading every walk's relations took 0.25 s of a CLI query on
+    MetaQA's 762K walks."""
+    import sys
+
+    from kgwalk.query.table_cache import cached_arrays
+    from kgwalk.storage import read_version
+    from kgwalk.walks import graph
+
+    def build(versions: dict[str, int]) -> dict[str, np.ndarray]:
+        paths = corpus_paths(read_version(walks, versions[walks], ["rels", "inverse"]), read_version(relations, versions[relations], ["id", "label"]))
+        return {"steps": np.array([len(rels) for rels, _ in paths], np.int64),
+                "labels": np.array([label for rels, _ in paths for label in rels], str),
+                "inverse": np.array([step for _, inv in paths for step in inv], bool)}
+
+    stored = cached_arrays("relation-paths", [walks, relations], [sys.modules[__name__], graph], build)
+    labels, inverse = stored["labels"].tolist(), stored["inverse"].tolist()
+    ends = np.cumsum(stored["steps"]).tolist()
+    return [(labels[end - steps : end], inverse[end - steps : end]) for steps, end in zip(stored["steps"].tolist(), ends)]
+
+
+def parse_signature(sig: str) -> tuple[list[str], list[bool]]:
+    """(relation labels, directions) of a signature string (kgwalk.walks.labels.signature)."""
+    steps = sig.split("|")
+    return [s[1:] if s.startswith("<") else s[:-1] for s in steps], [s.startswith("<") for s in steps]
+
+
+def encoder_identity(embedder: Embedder, model: str) -> str:
+    """What decides the vectors `embedder` gives `model`'s texts: the model, and the code and precision that run it
+    (ONNX Runtime and torch, float32 and bfloat16 differ in the last bits, enough to flip a near-tie)."""
+    return f"{model}|{type(embedder).__name__}|{getattr(embedder, 'precision', '')}"
+
+
+def embed_cached(embedder: Embedder, model: str, texts: list[str]) -> np.ndarray:
+    """The unit vectors of `texts`, from the cache when this encoder embedded these texts before: a cached and an
+    uncached run score alike only if the cache never hands one encoder's vectors to another."""
+    key = hashlib.sha256("\n".join([encoder_identity(embedder, model), *texts]).encode()).hexdigest()[:24]
+    path = user_cache(CACHE) / f"{key}.npy"
+    if path.exists():
+        vectors = np.load(path)
+        if vectors.shape[0] == len(texts):
+            return vectors
+    vectors = unit_vectors(embedder.encode(texts)) if texts else np.empty((0, 1), np.float32)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npy")
+    np.save(partial, vectors)
+    os.replace(partial, path)  # readers see a whole file or none
+    return vectors
+
+
+def unit_vectors(vectors: np.ndarray) -> np.ndarray:
+    """Unit vectors along the last axis, as float32 (the prior's path and word vectors)."""
+    vectors = np.asarray(vectors, np.float32)
+    return vectors / np.maximum(np.linalg.norm(vectors, axis=-1, keepdims=True), 1e-12)

@@ -1,0 +1,135 @@
+"""The steps of one retrieval (kgwalk/query/retriever.py), each a function of plain data that a test
+can call on its own: check the request, decide how many candidates each node fetches, restrict
+walks in time, choose the walks each node shows (places, diversity, budget), the candidates ego
+mode builds from, and whether the evidence is too weak to call a match."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, get_args
+
+from kgwalk.config import QueryConf, QueryMode
+from kgwalk.errors import KgwalkError
+from kgwalk.query.diversity import select_walks, walks_per_node
+from kgwalk.query.hits import NodeHit, WalkHit, best_first
+from kgwalk.query.lexicon import Mention
+
+
+@dataclass(frozen=True)
+class Request:
+    """One question's retrieval, checked: what the caller asked, the config's defaults filled in."""
+
+    question: str
+    k_nodes: int
+    k_walks: int
+    mode: QueryMode
+
+
+def _count(name: str, value: Any, default: int, max_k: int) -> int:
+    if value is None:
+        return default  # 0 is an error, not "the default"
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= max_k:
+        raise KgwalkError(f"{name} must be 1..{max_k} (serve.max_k), got {value!r}")
+    return value
+
+
+def check_request(question: Any, k_nodes: Any, k_walks: Any, mode: Any, conf: QueryConf, max_k: int, *,
+                  names: tuple[str, str] = ("k_nodes", "k_walks")) -> Request:
+    """The one check of a retrieval's arguments, for the Python API, the CLI and the service alike:
+    a question of 1..query.max_question_chars characters, counts within 1..serve.max_k (whole numbers),
+    a known mode. `names`: what the counts are called where they came from (the CLI's flags)."""
+    if not isinstance(question, str):
+        raise KgwalkError(f"the question must be a string, got {type(question).__name__}")
+    if not question.strip():
+        raise KgwalkError("the question is empty")
+    if len(question) > conf.max_question_chars:
+        raise KgwalkError(f"the question has {len(question):,} characters; the limit is query.max_question_chars={conf.max_question_chars:,}")
+    if mode is not None and mode not in get_args(QueryMode):
+        raise KgwalkError(f"mode must be one of {', '.join(get_args(QueryMode))}, got {mode!r}")
+    return Request(question, _count(names[0], k_nodes, conf.k_nodes, max_k), _count(names[1], k_walks, conf.k_walks, max_k), mode or conf.mode)
+
+
+class Laps:
+    """Milliseconds per phase of one retrieval; `clock` is injectable (seconds, monotonic)."""
+
+    def __init__(self, clock: Callable[[], float] = time.perf_counter) -> None:
+        self.clock = clock
+        self.last = clock()
+        self.spent: dict[str, float] = {}
+
+    def __call__(self, phase: str) -> None:
+        now = self.clock()
+        self.spent[phase] = self.spent.get(phase, 0.0) + (now - self.last) * 1000
+        self.last = now
+
+    @property
+    def ms(self) -> dict[str, float]:
+        return {phase: round(ms, 3) for phase, ms in self.spent.items()}
+
+
+def topic_nodes(nodes: list[NodeHit]) -> list[NodeHit]:
+    """The nodes a prior scores paths from: those the question names, else all (it names none)."""
+    return [n for n in nodes if n.matched] or nodes
+
+
+def fetch_counts(nodes: list[NodeHit], topics: list[NodeHit], conf: QueryConf, k_walks: int, *, prior: bool, timed: bool) -> dict[int, int]:
+    """Per node, the candidate walks walk mode fetches: query.candidates for the topics where walks are chosen among
+    more than k_walks (a prior reranks them, a diversity rule passes over some, named nodes take the places others
+    leave), and for every node where a time expression filters them; else just the k_walks it shows."""
+    wide = max(conf.candidates, k_walks)
+    choosing = prior or conf.diversity != "none" or conf.unnamed_walks is not None
+    chosen = {n.id for n in topics} if choosing else set()
+    return {n.id: wide if timed or n.id in chosen else k_walks for n in nodes}
+
+
+def restrict_in_time(candidates: dict[int, list[WalkHit]], judge: Callable[[Sequence[int]], int], penalty: float) -> dict[int, list[WalkHit]]:
+    """Each node's walks less those whose times all fall outside the question's range (`judge`: -1 out, 0 no time,
+    1 in range); a walk with no time loses `penalty` and so ranks after those in range (kgwalk/query/temporal.py)."""
+    kept: dict[int, list[WalkHit]] = {}
+    for node, walks in candidates.items():
+        kept[node] = []
+        for walk in walks:
+            verdict = judge(walk.nodes)
+            if verdict == 0:
+                walk.score -= penalty
+            if verdict >= 0:
+                kept[node].append(walk)
+    return kept
+
+
+def choose_walks(nodes: list[NodeHit], fetched: list[list[WalkHit]], k_walks: int, conf: QueryConf) -> list[int]:
+    """Set each node's shown walks from its `fetched` candidates (best first): its places (query.unnamed_walks), a
+    diversity rule (query.diversity), then the budget over all nodes (query.walk_budget). Returns the places."""
+    # a repeated relation path is no repeat without the answer-set list naming its other ends (kgwalk/query/diversity.py)
+    diversity = "ends" if conf.diversity == "paths" and not conf.also_chars else conf.diversity
+    places = walks_per_node([n.matched for n in nodes], [len(f) for f in fetched], k_walks, conf.unnamed_walks)
+    for node, walks, k in zip(nodes, fetched, places):
+        node.walks = select_walks(walks, k, diversity)
+    if conf.walk_budget is not None:
+        keep = {id(w) for w in sorted((w for n in nodes for w in n.walks), key=best_first)[: conf.walk_budget]}
+        for node in nodes:
+            node.walks = [w for w in node.walks if id(w) in keep]
+    return places
+
+
+def ego_candidates(nodes: list[NodeHit], candidates: dict[int, list[WalkHit]], places: list[int], conf: QueryConf) -> dict[int, list[WalkHit]]:
+    """What each node's ego-graph is built from: its candidates; where the question names some top nodes and
+    query.unnamed_walks is set, a node it does not name builds from the walks walk mode shows of it."""
+    if conf.unnamed_walks is None or not any(n.matched for n in nodes):
+        return candidates
+    return {n.id: candidates[n.id] if n.matched else candidates[n.id][:k] for n, k in zip(nodes, places)}
+
+
+def names_an_entity(mention: Mention) -> bool:
+    """Whether a mention is evidence that the question names an entity: bracketed, several words, or capitalized as a
+    name. One lowercase word is not: KGs name entities like common words ("water" in "what is the boiling point of
+    water" is a film of MetaQA's)."""
+    return mention.bracketed or " " in mention.text.strip() or any(c.isupper() for c in mention.text)
+
+
+def weak_match(mentions: list[Mention], best: WalkHit | None, least_cosine: float) -> bool:
+    """Whether the evidence is too weak to call a match: no walk at all, or the question names no entity of the
+    KG (`names_an_entity`) and the best walk's cosine to it is below `least_cosine` (query.weak_cosine)."""
+    return best is None or (not any(map(names_an_entity, mentions)) and best.cosine < least_cosine)

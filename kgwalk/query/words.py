@@ -1,0 +1,115 @@
+"""English word heuristics the label-free prior reads questions and relation phrases with: which
+words are content words, when two spellings are one word, how many relation steps a question
+asks for, and which of the KG's relations its words name. Pure functions on strings."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+# English function words: what is left of a question without them (and its masked topic) names
+# the relations and the types it asks about. "has" among them: automatic phrases read a noun
+# relation backwards as "has" ("what has starred actors E?"), a word no question needs to match
+FUNCTION_WORDS = frozenset({
+    "a", "an", "the", "of", "in", "on", "by", "to", "for", "is", "are", "was", "were", "be", "been", "did",
+    "do", "does", "has", "have", "had", "what", "which", "who", "whom", "whose", "that", "this", "these", "those", "and", "or",
+    "with", "as", "at", "from", "it", "its", "their", "his", "her", "they", "there", "e",
+})
+WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+PLACEHOLDER = "something"  # a path question's inner entities
+STEM = 4  # leading letters two words of at least this length share to count as one word
+WH_WORDS = frozenset({"who", "what", "which", "when", "where", "whom", "whose", "how"})
+RELATIVE_PRONOUNS = frozenset({"that", "who", "which", "whom"})
+
+
+def is_content(word: str) -> bool:
+    """Neither a function word nor a placeholder (`word` lower-cased)."""
+    return word not in FUNCTION_WORDS and word != PLACEHOLDER
+
+
+def _content(text: str) -> list[str]:
+    """The words of `text` that are neither function words nor placeholders, as written."""
+    return [w for w in WORD.findall(text) if is_content(w.lower())]
+
+
+def content_words(text: str) -> str:
+    """`text` without its function words and placeholders (the masked topic among them): what
+    names relations and types; the text itself where nothing is left."""
+    return " ".join(_content(text)) or text
+
+
+def words_of(text: str) -> list[str]:
+    """The distinct content words of `text`, lower-cased, in order (none where only function words
+    and placeholders are left)."""
+    return list(dict.fromkeys(w.lower() for w in _content(text)))
+
+
+def same_stem(a: str, b: str, *, compounds: bool = False) -> bool:
+    """Two forms of one word, as far as spelling tells: both begin with the same STEM letters
+    ("directed", "director") or one holds the other ("writer", "screenwriter"). With `compounds`, also
+    where the longer word holds the shorter's first STEM letters after its own first letter, a compound's
+    last part in another form ("screenwriter", "written")."""
+    if len(a) < STEM or len(b) < STEM:
+        return a == b
+    if a[:STEM] == b[:STEM] or a in b or b in a:
+        return True
+    longer, shorter = (a, b) if len(a) >= len(b) else (b, a)
+    return compounds and shorter[:STEM] in longer[1:]
+
+
+def focus_weights(masked_question: str, decay: float) -> dict[str, float]:
+    """The question's content words weighted by nearness to its first wh-word (the wh-word itself where it is one:
+    "when"): decay ** n for the n-th nearest (query.synthetic.focus_decay), summed over a word's repeats; none without a wh-word."""
+    tokens = [w.lower() for w in WORD.findall(masked_question)]
+    wh = next((i for i, w in enumerate(tokens) if w in WH_WORDS), None)
+    if wh is None:
+        return {}
+    near = sorted((abs(i - wh), i) for i, w in enumerate(tokens) if is_content(w))
+    weights: dict[str, float] = {}
+    for rank, (_, i) in enumerate(near):
+        weights[tokens[i]] = weights.get(tokens[i], 0.0) + decay**rank
+    return weights
+
+
+def expected_hops(masked_question: str, words_per_hop: float) -> float:
+    """How many relation steps a question with its topic masked as 'E' asks for, read from how many
+    content words it spends."""
+    return sum(w.lower() not in FUNCTION_WORDS for w in WORD.findall(masked_question)) / words_per_hop
+
+
+def relation_word_matches(word: str, relations_of: dict[str, list[str]]) -> dict[str, frozenset[str]]:
+    """Per relation, the words of its phrases that `word` (lower-cased) is a form of (`same_stem`, compounds counted);
+    only relations with some. `relations_of`: each word of the KG's relation phrases, the relations it is a word of
+    (a KG of thousands of relations has far fewer distinct words)."""
+    if not is_content(word):
+        return {}
+    found: dict[str, set[str]] = {}
+    for phrase_word in relations_of:
+        if same_stem(word, phrase_word, compounds=True):
+            for relation in relations_of[phrase_word]:
+                found.setdefault(relation, set()).add(phrase_word)
+    return {r: frozenset(words) for r, words in found.items()}
+
+
+def relation_mentions(masked_question: str, matches: Callable[[str], dict[str, frozenset[str]]]) -> int:
+    """How many relation steps the question names, counted on the words of the KG's relation phrases (`matches`: a word's
+    `relation_word_matches`). Per relation, its words' most repeated one counts: "release year" is one mention of release_year,
+    "directed the films written by the writer of E" two of written_by. A word goes to the relation matching the most words
+    of the question; one restating the noun before its relative pronoun is no new mention ("the director that directed E")."""
+    tokens = [w.lower() for w in WORD.findall(masked_question)]
+    by_relation: dict[str, dict[int, frozenset[str]]] = {}
+    for i, token in enumerate(tokens):
+        for relation, words in matches(token).items():
+            by_relation.setdefault(relation, {})[i] = words
+    taken: set[int] = set()
+    mentions = 0
+    for relation in sorted(by_relation, key=lambda r: (-len(by_relation[r]), r)):
+        own = {i: words for i, words in by_relation[relation].items() if i not in taken}
+        taken |= set(own)
+        repeats: dict[str, int] = {}
+        for i, words in own.items():
+            if not (i >= 2 and tokens[i - 1] in RELATIVE_PRONOUNS and i - 2 in own):
+                for w in words:
+                    repeats[w] = repeats.get(w, 0) + 1
+        mentions += max(repeats.values(), default=0)
+    return mentions

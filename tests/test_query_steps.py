@@ -1,0 +1,144 @@
+"""The retrieval's named steps (kgwalk/query/steps.py) on their own, the one argument check the
+Python API shares with the CLI and the service, the prior's nested settings, the prior's vector
+cache kept per encoder, and the 'no good match' signal on a real corpus."""
+
+import copy
+import dataclasses
+import itertools
+
+import numpy as np
+import pytest
+
+from kgwalk.config import MOVED_KEYS, QueryConf, load_config
+from kgwalk.errors import KgwalkError
+from kgwalk.query import Retriever
+from kgwalk.query.corpus_paths import embed_cached
+from kgwalk.query.hits import EgoLine, NodeHit, WalkHit
+from kgwalk.query.lexicon import Mention
+from kgwalk.query.steps import (Laps, check_request, choose_walks, ego_candidates, fetch_counts, names_an_entity, restrict_in_time,
+                                topic_nodes, weak_match)
+
+
+def walk(walk_id: int, score: float, nodes: list[int], sig: str = "r>") -> WalkHit:
+    return WalkHit(walk_id, score, "bfs", f"walk {walk_id}", nodes, [str(n) for n in nodes], [], sig, score)
+
+
+def test_one_check_of_a_retrievals_arguments():
+    conf = QueryConf()
+    request = check_request("who directed Kismet", None, 5, "ego", conf, 20)
+    assert (request.k_nodes, request.k_walks, request.mode) == (conf.k_nodes, 5, "ego")
+    for args, message in [(("q", 10**9, None, None), "k_nodes must be 1..20 (serve.max_k), got 1000000000"),
+                          (("q", "3", None, None), "k_nodes must be 1..20 (serve.max_k), got '3'"),
+                          (("q", None, 0, None), "k_walks must be 1..20 (serve.max_k), got 0"),
+                          (("q", True, None, None), "k_nodes must be 1..20 (serve.max_k), got True"),
+                          ((None, None, None, None), "the question must be a string, got NoneType"),
+                          (("  ", None, None, None), "the question is empty"),
+                          (("q", None, None, "graph"), "mode must be one of walks, ego, got 'graph'")]:
+        with pytest.raises(KgwalkError) as refused:
+            check_request(*args, conf, 20)
+        assert str(refused.value) == message
+    with pytest.raises(KgwalkError, match="^--k-walks must be 1..20"):
+        check_request("q", None, 21, None, conf, 20, names=("--k-nodes", "--k-walks"))
+
+
+def test_laps_read_an_injected_clock():
+    ticks = iter([10.0, 10.002, 10.0025, 10.0075])
+    lap = Laps(lambda: next(ticks))
+    lap("embed")
+    lap("search")
+    lap("embed")
+    assert lap.ms == {"embed": 7.0, "search": 0.5}
+
+
+def test_fetch_counts_widen_only_where_walks_are_chosen():
+    named, other = NodeHit(1, "A", 0.9, matched=True), NodeHit(2, "B", 0.8)
+    nodes = [named, other]
+    paper = dataclasses.replace(QueryConf(), diversity="none", unnamed_walks=None, candidates=50)
+    assert fetch_counts(nodes, topic_nodes(nodes), paper, 3, prior=False, timed=False) == {1: 3, 2: 3}
+    assert fetch_counts(nodes, topic_nodes(nodes), paper, 3, prior=True, timed=False) == {1: 50, 2: 3}  # the topic only
+    assert fetch_counts(nodes, topic_nodes(nodes), paper, 3, prior=False, timed=True) == {1: 50, 2: 50}  # time filters all
+    assert topic_nodes([other]) == [other]  # none named: every node is a topic
+
+
+def test_restrict_in_time_drops_walks_outside_and_ranks_untimed_ones_after():
+    inside, outside, untimed = walk(1, 0.5, [1, 10]), walk(2, 0.9, [1, 20]), walk(3, 0.8, [1, 30])
+    verdicts = {10: 1, 20: -1, 30: 0}
+    kept = restrict_in_time({1: [inside, outside, untimed]}, lambda nodes: verdicts[nodes[-1]], 1.0)
+    assert kept == {1: [inside, untimed]} and untimed.score == pytest.approx(-0.2)
+
+
+def test_choose_walks_gives_the_named_node_the_places_and_ego_builds_from_them():
+    named, other = NodeHit(1, "A", 0.9, matched=True), NodeHit(2, "B", 0.8)
+    fetched = [[walk(i, 1 - i / 100, [1, 100 + i], f"r{i}>") for i in range(10)], [walk(50 + i, 0.5 - i / 100, [2, 200 + i]) for i in range(10)]]
+    conf = QueryConf()
+    places = choose_walks([named, other], fetched, 3, conf)
+    assert places == [5, 1] and [len(named.walks), len(other.walks)] == [5, 1]
+    candidates = {1: fetched[0], 2: fetched[1]}
+    assert ego_candidates([named, other], candidates, places, conf) == {1: fetched[0], 2: fetched[1][:1]}
+    budget = dataclasses.replace(conf, walk_budget=2)
+    choose_walks([named, other], fetched, 3, budget)
+    assert [w.walk_id for w in named.walks + other.walks] == [0, 1]  # the two best over all nodes
+
+
+def test_no_good_match_needs_no_named_entity_and_a_low_cosine():
+    weak, strong = walk(1, 0.3, [1, 2]), walk(2, 0.9, [1, 2])
+    lowercase_word = Mention(7, "water", False)
+    assert weak_match([], weak, 0.55) and not weak_match([], strong, 0.55) and weak_match([], None, 0.55)
+    assert weak_match([lowercase_word], weak, 0.55)  # one lowercase word is no evidence of a name
+    for named in (Mention(7, "Water", False), Mention(7, "the water", False), Mention(7, "water", True)):
+        assert names_an_entity(named) and not weak_match([named], weak, 0.55)
+
+
+def test_the_synthetic_settings_are_nested_and_old_keys_name_the_new_one():
+    cfg = load_config(None, ["query.synthetic.focus=0.5"])
+    assert cfg.query.synthetic.focus == 0.5 and cfg.query.synthetic.coverage == QueryConf().synthetic.coverage
+    for old, new in MOVED_KEYS.items():
+        with pytest.raises(KgwalkError) as refused:
+            load_config(None, [f"{old}=0.1"])
+        assert str(refused.value) == f"config: '{old}' is now '{new}': rename it in your conf or --set"
+    for key, value, bound in [("temperature", 0, "> 0"), ("content_mix", 1.5, "<= 1"), ("focus_decay", 2, "<= 1"), ("hop_weight", -1, ">= 0")]:
+        with pytest.raises(KgwalkError, match=f"^config: 'query.synthetic.{key}' must be {bound}"):
+            load_config(None, [f"query.synthetic.{key}={value}"])
+
+
+def test_the_prior_cache_keeps_each_encoders_vectors(tmp_path, monkeypatch):
+    """One model run by two encoders (ONNX Runtime and torch, two precisions) gives vectors that differ in the last
+    bits; a cache keyed by the model alone handed one's to the other, so a cached and an uncached run scored apart."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+
+    class Onnx:
+        precision = "float32"
+
+        def encode(self, texts):
+            return np.array([[1.0, 0.0, 0.0]] * len(texts), np.float32)
+
+    class Torch(Onnx):
+        def encode(self, texts):
+            return np.array([[1.0, 1e-4, 0.0]] * len(texts), np.float32)
+
+    texts = ["what directed E?", "E was directed by what?"]
+    first = embed_cached(Onnx(), "all-MiniLM-L6-v2", texts)
+    other = embed_cached(Torch(), "all-MiniLM-L6-v2", texts)
+    assert not np.array_equal(first, other) and np.allclose(other[:, 1], 1e-4, atol=1e-6)
+    assert np.array_equal(embed_cached(Onnx(), "all-MiniLM-L6-v2", texts), first)  # and each finds its own again
+
+
+def test_the_retriever_checks_its_arguments_and_says_when_nothing_matches(sample_corpus):
+    cfg = copy.deepcopy(sample_corpus)
+    cfg.query.weak_cosine = 0.99  # the test embedder's cosines are not MetaQA's static model's (0.55)
+    retriever = Retriever(cfg, clock=itertools.count(0, 0.001).__next__)
+    for bad in ((10**9, None), ("3", None), (None, 0)):
+        with pytest.raises(KgwalkError, match="must be 1..20"):
+            retriever.retrieve("who directed Kismet", *bad)
+    with pytest.raises(KgwalkError, match="must be a string"):
+        retriever.retrieve(None)  # type: ignore[arg-type]
+    named = retriever.retrieve("who directed Kismet")
+    assert not named.no_good_match and named.to_json()["match_note"] == ""
+    assert all(ms == pytest.approx(1.0) for ms in named.timings_ms.values())  # one tick of the injected clock a phase
+    nothing = retriever.retrieve("?!?")
+    assert nothing.walks and nothing.no_good_match and nothing.to_json()["no_good_match"] is True
+    assert nothing.to_json()["match_note"].startswith("No good match")
+    ego = retriever.retrieve("who directed Kismet", mode="ego")
+    assert ego.walks and all(isinstance(line, EgoLine) and line.kind == "ego" for line in ego.walks)
+    assert retriever.rerank == "none" and retriever.prior is None  # the test embedder has no meaning to compare paths with
+    retriever.close()
