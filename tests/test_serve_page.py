@@ -1,12 +1,17 @@
 """The query page (/) in a real browser: Debian's headless Chromium driven by Playwright, against a
 real uvicorn server on loopback over the sample KG's corpus. It asks a question and checks the
-nodes, walks, triples, timings and the drawn subgraph against the retriever's own answer; shows a
+nodes, walks, triples, answer-set lists, timings and the drawn subgraph against the retriever's own
+answer, and the drawing's geometry (no edge through a node it does not join, no label on a node,
+readable at this width); shows the "no good match" notice exactly when the API says so; shows a
 bad question's reason; asks for the API key once; shows the answer of an LLM above the context;
 shows the status view; and loads nothing from outside the server (/docs included)."""
 
 from __future__ import annotations
 
+import json
+import math
 import os
+import random
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -122,10 +127,195 @@ def test_a_question_shows_nodes_walks_timings_and_the_subgraph(browser, server, 
                                      ".map(e => [e.source().data('label'), e.data('label'), e.target().data('label')])")
         assert {tuple(e) for e in followed} == {tuple(t) for t in walks[0]["triples"]} and len(followed) == len({tuple(t) for t in walks[0]["triples"]})
         tab.page.locator(".walk").nth(0).click()  # and back
+        assert tab.offline(), tab.requests
+        assert not tab.errors, tab.errors
+    finally:
+        tab.close()
+
+
+# ---- the answer sets, the drawing's geometry, the "no good match" notice -----------------------------
+
+# a question whose walks have answer-set lists and whose subgraph has 18 nodes, three of them roots;
+# the breadth-first layout the page had drew two edges of it through nodes they do not join
+MANY_NODES = "the films that share actors with the film [Kismet] were released in which years"
+Box = dict[str, float]  # x1, y1, x2, y2 (cytoscape's model coordinates)
+
+
+def distance_to_segment(p: tuple[float, float], a: tuple[float, float], b: tuple[float, float]) -> float:
+    (px, py), (ax, ay), (bx, by) = p, a, b
+    dx, dy = bx - ax, by - ay
+    t = max(0.0, min(1.0, ((px - ax) * dx + (py - ay) * dy) / (dx * dx + dy * dy))) if dx or dy else 0.0
+    return math.hypot(px - ax - t * dx, py - ay - t * dy)
+
+
+def overlap(a: Box, b: Box) -> float:
+    return max(0.0, min(a["x2"], b["x2"]) - max(a["x1"], b["x1"])) * max(0.0, min(a["y2"], b["y2"]) - max(a["y1"], b["y1"]))
+
+
+def around(x: float, y: float, radius: float) -> Box:
+    return {"x1": x - radius, "y1": y - radius, "x2": x + radius, "y2": y + radius}
+
+
+def geometry_faults(nodes: list[dict], edges: list[dict]) -> list[str]:
+    """What is wrong with a drawing, checked here in Python on its coordinates. nodes: {id, label, x,
+    y, radius, label_box}; edges: {source, target, relation, label_box}. An edge's segment within the
+    radius of a node other than its two ends; a node label on another node's body or label; an edge
+    label on a node's body."""
+    at = {n["id"]: n for n in nodes}
+    faults = []
+    for e in edges:
+        a, b = at[e["source"]], at[e["target"]]
+        for n in nodes:
+            if overlap(e["label_box"], around(n["x"], n["y"], n["radius"])):
+                faults.append(f"edge label {e['relation']!r} on {n['label']!r}")
+            joins = n["id"] in (e["source"], e["target"])
+            if not joins and distance_to_segment((n["x"], n["y"]), (a["x"], a["y"]), (b["x"], b["y"])) < n["radius"]:
+                faults.append(f"{a['label']!r} -{e['relation']}- {b['label']!r} through {n['label']!r}")
+    for n in nodes:
+        for m in nodes:
+            if m is not n and overlap(n["label_box"], around(m["x"], m["y"], m["radius"])):
+                faults.append(f"label of {n['label']!r} on {m['label']!r}")
+            if m["id"] < n["id"] and overlap(n["label_box"], m["label_box"]):
+                faults.append(f"labels of {n['label']!r} and {m['label']!r}")
+    return faults
+
+
+DRAWN_GEOMETRY = """() => {
+  const g = window.kgwalkPage.graph();
+  const labelOnly = { includeNodes: false, includeEdges: false, includeLabels: true, includeOverlays: false };
+  return {
+    zoom: g.zoom(),
+    nodes: g.nodes().map((n) => ({ id: n.id(), label: n.data("label"), x: n.position("x"), y: n.position("y"),
+                                   radius: n.width() / 2, label_box: n.boundingBox(labelOnly) })),
+    edges: g.edges().map((e) => ({ source: e.source().id(), target: e.target().id(), relation: e.data("label"),
+                                   label_box: e.boundingBox(labelOnly) })),
+  };
+}"""
+
+
+def test_each_walk_shows_its_answer_set(browser, server, direct):  # noqa: F811
+    want = direct.retrieve(MANY_NODES).to_json()
+    walks = [w for n in want["nodes"] for w in n["walks"]]
+    assert sum(bool(w["also_labels"]) for w in walks) >= 3  # the corpus gives this question answer sets to show
+    tab = Tab(browser, server.url)
+    try:
+        tab.ask(MANY_NODES)
+        tab.wait_for_result()
+        shown = tab.page.locator(".walk")
+        assert shown.count() == len(walks)
+        for i, walk in enumerate(walks):  # under its sentence, as the CLI prints it; none where the walk has none
+            also = shown.nth(i).locator(".also")
+            if walk["also_labels"]:
+                assert also.inner_text() == "Also: " + ", ".join(walk["also_labels"])
+                assert shown.nth(i).locator(".text").bounding_box()["y"] < also.bounding_box()["y"]
+            else:
+                assert also.count() == 0
+        assert tab.offline() and not tab.errors, (tab.requests, tab.errors)
+    finally:
+        tab.close()
+
+
+def test_the_drawing_keeps_edges_off_other_nodes_and_labels_off_nodes(browser, server):
+    tab = Tab(browser, server.url)
+    try:
+        tab.ask(MANY_NODES)
+        tab.wait_for_result()
+        drawing = tab.page.evaluate(DRAWN_GEOMETRY)
+        assert len(drawing["nodes"]) >= 10
+        assert geometry_faults(drawing["nodes"], drawing["edges"]) == []
+        assert drawing["zoom"] >= 0.9  # 18 nodes fit the column at this width with their labels at full size
         tab.page.mouse.move(0, 0)
         shot = tab.page.screenshot(path=str(SCREENSHOT) if SAVE_SCREENSHOT else None)
         assert shot[:8] == b"\x89PNG\r\n\x1a\n"
-        assert tab.offline(), tab.requests
+        assert not tab.errors, tab.errors
+    finally:
+        tab.close()
+
+
+def test_the_layout_function_on_crowded_graphs(browser, server):
+    """kgwalkLayout.layOut (static/layout.js), called in the page on graphs made to trip a layered
+    layout: every root joined to one hub, edges along a layer over many nodes, long labels; its
+    places are checked here as the drawing's are."""
+    tab = Tab(browser, server.url)
+    try:
+        for graph in (crowded_graph(roots=3, walks=9, seed=1), crowded_graph(roots=5, walks=8, seed=2), crowded_graph(roots=8, walks=10, seed=3)):
+            placed = tab.page.evaluate("""(graph) => {
+              const out = kgwalkLayout.layOut(graph);
+              const box = (b) => ({ x1: b.x1, y1: b.y1, x2: b.x2, y2: b.y2 });
+              return {
+                nodes: graph.nodes.map((n) => ({ id: n.id, label: n.id, ...out.nodes.get(n.id), radius: n.radius,
+                                                 label_box: box(kgwalkLayout.labelBox(n, out.nodes.get(n.id))) })),
+                edges: graph.edges.map((e) => ({ source: e.source, target: e.target, relation: e.id,
+                                                 label_box: box(kgwalkLayout.edgeLabelBox(e, out.edgeLabels.get(e.id))) })),
+                faults: out.faults.length,
+              };
+            }""", graph)
+            assert len(placed["nodes"]) >= 25
+            assert geometry_faults(placed["nodes"], placed["edges"]) == [] and placed["faults"] == 0
+    finally:
+        tab.close()
+
+
+def crowded_graph(roots: int, walks: int, seed: int) -> dict:
+    """A walk subgraph as the page hands it to kgwalkLayout: `roots` roots with `walks` walks of 1-3
+    steps each over a small KG whose first entity every root reaches in one step (a hub, as a shared
+    language or year is) and whose entities are also joined to each other at random."""
+    rng = random.Random(seed)
+    nodes: dict[str, dict] = {}
+    edges: dict[str, dict] = {}
+
+    def node(name: str, root: bool = False) -> str:
+        nodes.setdefault(name, {"id": name, "radius": 13 if root else 8, "root": root,
+                                "label": {"width": rng.uniform(20, 120), "height": 13.2 * rng.choice((1, 1, 2))}})
+        return name
+
+    def edge(head: str, tail: str) -> None:
+        key = f"{head}>{tail}"
+        if head != tail and key not in edges:
+            edges[key] = {"id": key, "source": head, "target": tail, "label": {"width": rng.uniform(30, 80), "height": 12}}
+
+    starts = [node(f"root{r}", root=True) for r in range(roots)]
+    for start in starts:
+        edge(start, node("hub"))
+        for _ in range(walks):
+            at = start
+            for _ in range(rng.randint(1, 3)):
+                step = node(f"e{rng.randrange(4 * walks)}")
+                head, tail = (at, step) if rng.random() < 0.5 else (step, at)
+                edge(head, tail)
+                at = step
+    return {"nodes": sorted(nodes.values(), key=lambda n: not n["root"]), "edges": list(edges.values())}
+
+
+def test_the_no_good_match_notice_follows_the_api(browser, server):
+    """The page shows the notice exactly when /retrieve says `no_good_match: true` (with its
+    `match_note`, else a text of its own): the real response, with the field set as each case needs."""
+    cases = [({"no_good_match": True, "match_note": "No good match: no entity named, best cosine 0.21."},
+              "No good match: no entity named, best cosine 0.21."),
+             ({"no_good_match": True}, "No good match: the best walk's evidence is weak."),  # no match_note
+             ({"no_good_match": False, "match_note": "not shown"}, None),
+             ({}, None)]  # neither field
+    tab = Tab(browser, server.url)
+    fields: dict = {}
+
+    def with_fields(route) -> None:
+        real = route.fetch()
+        body = {k: v for k, v in real.json().items() if k not in ("no_good_match", "match_note")}
+        route.fulfill(response=real, body=json.dumps(body | fields))
+
+    try:
+        tab.page.route("**/retrieve", with_fields)
+        for change, notice in cases:
+            fields.clear()
+            fields.update(change)
+            tab.page.evaluate("() => { document.getElementById('result').hidden = true; }")
+            tab.ask("who directed [Kismet]", 1, 1)
+            tab.wait_for_result()
+            if notice is None:
+                assert tab.page.locator("#match-note").is_hidden()
+            else:
+                assert tab.page.locator("#match-note").is_visible() and tab.texts("#match-note") == [notice]
+                assert tab.page.locator("#match-note").bounding_box()["y"] < tab.page.locator("#nodes").bounding_box()["y"]
         assert not tab.errors, tab.errors
     finally:
         tab.close()

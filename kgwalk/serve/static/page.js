@@ -109,9 +109,17 @@ function render(result) {
     $("answer").textContent = result.answer;
     $("answer").classList.toggle("unknown", !result.known);
   }
+  renderMatchNote(result);
   renderTimings(result.timings_ms);
   renderNodes(result.nodes);
   drawGraph(result.nodes);
+}
+
+// The API's "no good match" signal: the best walk's evidence is weak, whatever the top scores say.
+function renderMatchNote(result) {
+  const weak = result.no_good_match === true;
+  $("match-note").hidden = !weak;
+  $("match-note").textContent = weak ? result.match_note || "No good match: the best walk's evidence is weak." : "";
 }
 
 function renderTimings(timings) {
@@ -143,7 +151,11 @@ function renderNodes(nodes) {
           el("span", { class: "kind", text: walk.kind }),
           el("span", { class: "text", text: walk.text })),
         el("table", { class: "triples" }, ...walk.triples.map(([head, relation, tail]) => el("tr", {},
-          el("td", { text: head }), el("td", { class: "relation", text: relation }), el("td", { text: tail })))));
+          el("td", { text: head }), el("td", { class: "relation", text: relation }), el("td", { text: tail })))),
+        // its answer set: the other ends of its relation path from its root (query.also_chars), as the CLI prints it
+        walk.also_labels && walk.also_labels.length
+          ? el("p", { class: "also" }, el("span", { class: "also-head", text: "Also: " }), el("span", { class: "also-list", text: walk.also_labels.join(", ") }))
+          : null);
       item.addEventListener("click", () => followWalk(walk.walk_id, item));
       return item;
     })))));
@@ -183,32 +195,79 @@ function subgraph(nodes) {
   ];
 }
 
+const GRAPH_FONT = 'system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif';
+// per kind of node: its body's size and its label's font (drawn and measured with the same)
+const NODE_LOOK = { topic: { size: 26, fontSize: 13, weight: "bold" }, end: { size: 18, fontSize: 11, weight: "normal" },
+                    other: { size: 16, fontSize: 11, weight: "normal" } };
+const EDGE_FONT_SIZE = 10;
+const LINE_HEIGHT = 1.2;  // of a label's font size
+const LABEL_WIDTH = 120;  // px: a longer node label breaks over two lines, then ends in "…"
+const GRAPH_PADDING = 16;
+
 const GRAPH_STYLE = [
   { selector: "node", style: {
-    label: "data(label)", "font-size": 11, color: "#1f2933", "text-valign": "bottom", "text-margin-y": 3,
-    "text-wrap": "ellipsis", "text-max-width": 160, width: 16, height: 16, "background-color": "#9aa5b1" } },
-  { selector: "node.end", style: { "background-color": "#e8a33d", shape: "round-rectangle", width: 18, height: 18 } },
-  { selector: "node.topic", style: { "background-color": "#2f6fde", width: 26, height: 26, "font-weight": "bold", "font-size": 13 } },
+    label: "data(text)", "font-family": GRAPH_FONT, "font-size": NODE_LOOK.other.fontSize, "line-height": LINE_HEIGHT, color: "#1f2933",
+    "text-valign": "bottom", "text-margin-y": 3, "text-wrap": "wrap", "text-max-width": 10000,
+    "text-background-color": "#ffffff", "text-background-opacity": 0.75,
+    width: "data(size)", height: "data(size)", "background-color": "#9aa5b1" } },
+  { selector: "node.end", style: { "background-color": "#e8a33d", shape: "round-rectangle" } },
+  { selector: "node.topic", style: { "background-color": "#2f6fde", "font-weight": NODE_LOOK.topic.weight, "font-size": NODE_LOOK.topic.fontSize } },
   { selector: "edge", style: {
-    label: "data(label)", "font-size": 9, color: "#52606d", "curve-style": "bezier", width: 1.5,
-    "line-color": "#b8c2cc", "target-arrow-shape": "triangle", "target-arrow-color": "#b8c2cc",
-    "text-rotation": "autorotate", "text-background-color": "#ffffff", "text-background-opacity": 0.85,
-    "text-background-padding": 1 } },
+    label: "data(label)", "font-family": GRAPH_FONT, "font-size": EDGE_FONT_SIZE, "line-height": LINE_HEIGHT, color: "#52606d",
+    "curve-style": "straight", width: 1.5, "line-color": "#b8c2cc", "target-arrow-shape": "triangle", "target-arrow-color": "#b8c2cc",
+    "text-margin-x": "data(dx)", "text-margin-y": "data(dy)",
+    "text-background-color": "#ffffff", "text-background-opacity": 0.85 } },
   { selector: ".faded", style: { opacity: 0.15 } },
   { selector: "edge.followed", style: { "line-color": "#c2410c", "target-arrow-color": "#c2410c", width: 3, color: "#9a3412" } },
 ];
 
+function lookOf(classes) {
+  return NODE_LOOK[["topic", "end"].find((kind) => classes.split(" ").includes(kind)) || "other"];
+}
+
+// The subgraph as kgwalkLayout takes it, its sizes measured in the fonts the drawing uses; each node
+// element gets the text (its label, broken into lines) and the size it is drawn with.
+function measured(elements, roots) {
+  const pen = document.createElement("canvas").getContext("2d");
+  const measure = (weight, size) => (text) => { pen.font = `${weight} ${size}px ${GRAPH_FONT}`; return pen.measureText(text).width; };
+  const nodes = elements.filter((e) => e.group === "nodes").map((e) => {
+    const look = lookOf(e.classes);
+    const label = kgwalkLayout.wrapLabel(e.data.label, LABEL_WIDTH, 2, measure(look.weight, look.fontSize));
+    e.data.text = label.text;
+    e.data.size = look.size;
+    return { id: e.data.id, radius: look.size / 2, root: roots.has(e.data.id),
+             label: { width: label.width, height: label.lines * look.fontSize * LINE_HEIGHT } };
+  });
+  nodes.sort((a, b) => b.root - a.root);  // the roots first, in the order they rank (a stable sort)
+  const edges = elements.filter((e) => e.group === "edges").map((e) => ({
+    id: e.data.id, source: e.data.source, target: e.data.target,
+    label: { width: measure("normal", EDGE_FONT_SIZE)(e.data.label), height: EDGE_FONT_SIZE * LINE_HEIGHT } }));
+  return { nodes, edges };
+}
+
 function drawGraph(nodes) {
   if (graph) graph.destroy();
-  graph = cytoscape({
-    container: $("graph"),
-    elements: subgraph(nodes),
-    style: GRAPH_STYLE,
-    // walks run out from their roots: a root on top, each step a layer down (the same picture every time)
-    layout: { name: "breadthfirst", roots: nodes.map((node) => `#n${node.id}`).join(", "), directed: false,
-              spacingFactor: 1.05, padding: 20, avoidOverlap: true, nodeDimensionsIncludeLabels: true, animate: false },
-    wheelSensitivity: 0.3,
+  const box = $("graph");
+  const elements = subgraph(nodes);
+  const geometry = kgwalkLayout.layOut(measured(elements, new Set(nodes.map((node) => `n${node.id}`))));
+  // kgwalkLayout's places, as tall a box as they need at the zoom that fits their width (at most 1)
+  const zoom = Math.min(1, (box.clientWidth - 2 * GRAPH_PADDING) / Math.max(geometry.width, 1));
+  box.style.height = `${Math.round(Math.min(900, Math.max(360, geometry.height * zoom + 2 * GRAPH_PADDING)))}px`;
+  for (const e of elements) {
+    if (e.group === "nodes") e.position = { ...geometry.nodes.get(e.data.id) };
+    else Object.assign(e.data, { dx: 0, dy: 0 });
+  }
+  graph = cytoscape({ container: box, elements, style: GRAPH_STYLE, layout: { name: "preset" }, maxZoom: 2.5, minZoom: 0.1 });
+  // each edge label from the midpoint the drawing uses to the centre the layout chose for it
+  graph.edges().forEach((edge) => {
+    const [centre, middle] = [geometry.edgeLabels.get(edge.id()), edge.midpoint()];
+    edge.data({ dx: centre.x - middle.x, dy: centre.y - middle.y });
   });
+  graph.fit(undefined, GRAPH_PADDING);
+  if (graph.zoom() > 1.2) {  // a small graph is not blown up
+    graph.zoom(1.2);
+    graph.center();
+  }
 }
 
 function followWalk(walkId, item) {
