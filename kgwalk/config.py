@@ -17,6 +17,7 @@ import re
 import types
 import typing
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -74,61 +75,96 @@ Weight = Annotated[float, AtLeast(0)]  # a score term's weight: 0 turns the term
 Share = Annotated[float, AtLeast(0), AtMost(1)]
 
 
+def setting(default: Any = dataclasses.MISSING, doc: str = "", *, factory: Callable[[], Any] | None = None) -> Any:
+    """A config field and its description: the one place a setting is explained. docs/config.md and
+    the comments of conf/local.yaml are generated from it (`python -m kgwalk.config_docs`); its
+    range is its type's (a Literal's values, the Annotated bounds above)."""
+    if factory is not None:
+        return field(default_factory=factory, metadata={"doc": doc})
+    return field(default=default, metadata={"doc": doc})
+
+
 @dataclass
 class KgConf:
-    path: str | None = None
-    format: KgFormat = "auto"
+    """The knowledge graph a build reads (`kgwalk build --kg`, `--format`)."""
+
+    path: str | None = setting(None, "The KG file: one triple a line or row (docs/input-formats.md).")
+    format: KgFormat = setting("auto", "The file's format; auto: by its suffix (.txt pipe, .tsv, .csv, .nt, .parquet).")
 
 
 @dataclass
 class IngestConf:
-    max_label_length: int = 1000
-    # entity alignment (kgwalk/kg/align.py): link entities whose labels name the same thing and
-    # whose neighbours overlap at least align_threshold; align_overrides: a reviewed CSV of decisions
-    align: bool = False
-    align_threshold: float = 0.5
-    align_overrides: str | None = None
+    """Reading the KG into the entities, relations, edges and rejected tables."""
+
+    max_label_length: int = setting(1000, "Longer labels are rejected (the line lands in `rejected`), not truncated.")
+    align: bool = setting(False, "Entity alignment: link entities whose labels name the same thing and whose neighbours overlap "
+                                 "(\"Emir Kusturica\" and the tag \"emir kusturica\"); kgwalk/kg/align.py, docs/query-and-answer.md.")
+    align_threshold: float = setting(0.5, "The neighbour overlap |N(a) ∩ N(b)| / min(|N(a)|, |N(b)|) a candidate pair needs to be linked.")
+    align_overrides: str | None = setting(None, "A reviewed copy of `_alignment.csv` whose accept/reject decisions the next ingest and "
+                                                "every query honour.")
 
 
 @dataclass
 class QualityConf:
-    """Data-quality gates: each stage validates its output before committing it."""
+    """Data-quality gates: each stage validates its output before committing it (docs/quality-gates.md)."""
 
-    gates: bool = True
-    max_rejected_ratio: float = 0.05  # of the records read by ingest
-    relations: list[str] = field(default_factory=list)  # the known relation vocabulary; empty = any
-    max_text_length: int = 10_000  # characters of a sentence
-    max_fallback_ratio: float = 0.2  # LLM verbalizers: sentences that fell back to the template
+    gates: bool = setting(True, "Validate each stage's output before its commit; false: commit unchecked.")
+    max_rejected_ratio: float = setting(0.05, "Of the records ingest reads, the share that may be rejected; above it ingest fails and "
+                                              "writes nothing.")
+    relations: list[str] = setting(doc="The known relation vocabulary (labels); empty: any.", factory=list)
+    max_text_length: int = setting(10_000, "Characters of a sentence.")
+    max_fallback_ratio: float = setting(0.2, "LLM verbalizers: the share of sentences that may fall back to the template.")
 
 
 @dataclass
 class SparkConf:
-    master: str = "local[*]"
-    app_name: str = "kgwalk"
-    partitions: int = 0  # root partitions for the walk job; 0 = 2 x default parallelism
-    settings: dict[str, str] = field(default_factory=dict)
+    """The Spark session of the walks and refresh jobs."""
+
+    master: str = setting("local[*]", "Spark's master URL; spark-submit's --master wins over it.")
+    app_name: str = setting("kgwalk", "The Spark application's name.")
+    partitions: int = setting(0, "Root partitions of the walk job; 0: 2 x Spark's default parallelism.")
+    settings: dict[str, str] = setting(doc="Spark settings (`spark.driver.memory: 4g`); an empty value is dropped. With "
+                                           "`spark.jars.packages` naming delta-spark, Delta's SQL extension and catalog are set too.",
+                                       factory=dict)
 
 
 @dataclass
 class RandomWalkConf:
-    walks_per_root: int = 60
-    length: int = 3
+    """Random walks (walks.kinds: random): the paper's n_w and l (Eq. 1)."""
+
+    walks_per_root: int = setting(60, "Walks started from every root (n_w); duplicates collapse into one row with a count.")
+    length: int = setting(3, "Steps of a random walk (l).")
 
 
 @dataclass
 class WalksConf:
-    kinds: list[WalkKind] = field(default_factory=lambda: ["bfs"])
-    direction: WalkDirection = "both"
-    depth: int = 3
-    hub_degree: int | None = 50
-    bfs_mode: BfsMode = "paths"
-    max_per_signature: int | None = 1
-    max_per_root: int | None = None
-    seed: int = 42
-    engine: WalkEngine = "auto"
-    max_graph_bytes: int = 4 * 2**30  # auto: the in-memory engine up to this CSR size, else join
-    roots_per_batch: int = 1024
-    max_paths_per_batch: int = 4_000_000
+    """Which walks are made from every root (docs/walks.md). `WalkSpec` (kgwalk/walks/spec.py) is built from these."""
+
+    kinds: list[WalkKind] = setting(doc="bfs (walks of up to `depth` steps, chosen by `bfs_mode`) and/or random.",
+                                    factory=lambda: ["bfs"])
+    direction: WalkDirection = setting("both", "out: edges head to tail (the paper) | in: backwards only | both: either way, a backward "
+                                               "step recorded as the inverse relation (on MetaQA, where every head is a film, only both "
+                                               "reaches actor-to-film questions).")
+    depth: int = setting(3, "BFS depth (the longest shortest path); also how far the hub rule reaches.")
+    hub_degree: int | None = setting(50, "A walk may end at a node with more adjacency entries than this, never pass through it (the "
+                                         "root itself always expands); null: no hubs.")
+    bfs_mode: BfsMode = setting("paths", "paths: a walk per relation path a walk that revisits no node can follow, and every fact of "
+                                         "the root | reached: a walk per reached node, its shortest path (the paper's code) | maximal: "
+                                         "the reached walks no other kept walk extends.")
+    max_per_signature: int | None = setting(1, "BFS walks of 2+ steps kept per root and relation path (its relations and directions), "
+                                               "the first in canonical order; 1-step walks are all kept; null: all.")
+    max_per_root: int | None = setting(None, "At most this many walks per root and kind (BFS shortest first, random most frequent "
+                                             "first); null: all.")
+    seed: int = setting(42, "The random walks' seed: a step is a hash of (seed, root, walk, step, node), so walks do not depend on "
+                            "partitioning.")
+    engine: WalkEngine = setting("auto", "memory: a CSR broadcast to the executors | join: DataFrame joins, for graphs beyond an "
+                                         "executor's memory | auto: memory while the CSR fits `max_graph_bytes`. Both write the "
+                                         "same table.")
+    max_graph_bytes: int = setting(4 * 2**30, "auto picks the memory engine while the CSR is at most this big (9 bytes an adjacency "
+                                              "entry, 16 a node).")
+    roots_per_batch: int = setting(1024, "Roots walked together in one vectorised batch (working memory, not the walks).")
+    max_paths_per_batch: int = setting(4_000_000, "Rows of a batch's working arrays, a BFS level expanded in chunks past it (working "
+                                                  "memory, not the walks).")
     random: RandomWalkConf = field(default_factory=RandomWalkConf)
 
 
@@ -136,55 +172,62 @@ class WalksConf:
 class LLMConf:
     """One LLM, reached one of three ways (the verbalizer or answerer names which)."""
 
-    model: str | None = None  # HF name or path (vllm, transformers); the served model's name (openai)
-    max_tokens: int = 64
-    temperature: float = 0.0
-    batch_size: int = 64  # prompts per generate call (transformers); vLLM schedules its own batches
-    device: str = "auto"  # transformers: auto (cuda if present) | cpu | cuda | cuda:N
-    dtype: LLMDtype = "auto"  # transformers
-    engine_args: dict[str, Any] = field(default_factory=dict)  # vllm.LLM(...) keyword arguments
-    base_url: str | None = None  # openai: http://host:8000/v1
-    api_key_env: str = "OPENAI_API_KEY"  # openai: the variable holding the key (never the key itself)
-    concurrency: int = 8  # openai: requests in flight per actor
-    requests_per_second: float | None = None  # openai: per actor; None = unlimited
-    max_retries: int = 5  # openai: on 429, 5xx, timeouts and dropped connections, with backoff
-    timeout_s: float = 60.0
+    model: str | None = setting(None, "vllm, transformers: a Hugging Face name or folder (transformers: or a .gguf file) | openai: "
+                                      "the served model's name.")
+    max_tokens: int = setting(64, "Tokens a reply may have.")
+    temperature: float = setting(0.0, "Sampling temperature; 0: greedy.")
+    batch_size: int = setting(64, "transformers: prompts per generate call (vLLM schedules its own batches).")
+    device: str = setting("auto", "transformers: auto (cuda if present) | cpu | cuda | cuda:N.")
+    dtype: LLMDtype = setting("auto", "transformers: the weights' dtype.")
+    engine_args: dict[str, Any] = setting(doc="vllm: keyword arguments of vllm.LLM(...) (tensor_parallel_size, ...).", factory=dict)
+    base_url: str | None = setting(None, "openai: the endpoint, http://host:8000/v1 (e.g. `vllm serve`).")
+    api_key_env: str = setting("OPENAI_API_KEY", "openai: the environment variable holding the key (keys never go in conf).")
+    concurrency: int = setting(8, "openai: requests in flight per actor.")
+    requests_per_second: float | None = setting(None, "openai: requests a second per actor; null: unlimited.")
+    max_retries: int = setting(5, "openai: retries on 408/409/429/5xx, timeouts and dropped connections, with backoff and jitter.")
+    timeout_s: float = setting(60.0, "openai: seconds a request may take.")
 
 
 @dataclass
 class PromptConf:
     """Empty fields: the paper's prompt (Fig. 2a for verbalizing, Fig. 2b for answering)."""
 
-    system: str = ""
-    user: str = ""  # verbalize: must contain {triples}; answer: {question} and {context}
+    system: str = setting("", "The system prompt; empty: the paper's.")
+    user: str = setting("", "The user prompt; empty: the paper's. verbalize: must hold {triples}; answer: {question} and {context}.")
 
 
 @dataclass
 class VerbalizeConf:
-    verbalizer: VerbalizerName = "template"
-    batch_size: int = 8192
-    # relation label -> [forward phrase, inverse phrase]
-    phrases: dict[str, list[str]] = field(default_factory=dict)
+    """One sentence per walk (docs/verbalize-and-embed.md)."""
+
+    verbalizer: VerbalizerName = setting("template", "template: relation phrases | openai (any OpenAI-compatible endpoint) | "
+                                                     "transformers | vllm: the paper's LLM prompt.")
+    batch_size: int = setting(8192, "Walks per batch of the Ray pipeline.")
+    phrases: dict[str, list[str]] = setting(doc="relation label -> [forward phrase, inverse phrase] of the template verbalizer; a "
+                                                "relation not here gets an automatic phrase from its name. A phrase may hold {} where "
+                                                "the next entity goes.", factory=dict)
     llm: LLMConf = field(default_factory=LLMConf)
     prompt: PromptConf = field(default_factory=PromptConf)
-    actors: int = 1  # LLM verbalizers: Ray actors, each holding one model or client
-    num_gpus: float = 0  # per actor (vllm, transformers on GPU workers)
-    cache: bool = True  # LLM verbalizers: reuse sentences from <warehouse>/_cache/verbalize
+    actors: int = setting(1, "LLM verbalizers: Ray actors, each holding one model or client.")
+    num_gpus: float = setting(0, "LLM verbalizers: GPUs per actor (1 for vllm or transformers on GPU workers).")
+    cache: bool = setting(True, "LLM verbalizers: reuse sentences from <warehouse>/_cache/verbalize, keyed by the model, prompt "
+                                "and walk.")
 
 
 @dataclass
 class EmbedConf:
-    # auto | a sentence-transformers model | static | static:<sentence-transformers model> | a
-    # static model's folder (kgwalk/embed/static.py) | hashing-<dim>. auto: static on a CPU (MiniLM
-    # distilled, ~100x faster to build; query.prior_encoder auto keeps MiniLM's path matching),
-    # all-MiniLM-L6-v2 with device cuda (bench/results/embed_quality_static.md)
-    model: str = "auto"
-    batch_size: int = 0  # sentences per forward pass; 0 = 32 on CPU, 1024 on CUDA
-    actors: int = 0  # 0 = one less than the CPUs Ray sees (at least 1)
-    threads_per_actor: int = 0  # 0 = CPUs / actors
-    device: str = "cpu"
-    # auto: bf16 on CPUs with AMX/AVX512-BF16, fp16 on CUDA; int8: ONNX Runtime, CPU
-    precision: EmbedPrecision = "auto"
+    """Walk vectors (docs/verbalize-and-embed.md)."""
+
+    model: str = setting("auto", "auto: static on a CPU, all-MiniLM-L6-v2 with device cuda (bench/results/embed_quality_static.md) | "
+                                 "a sentence-transformers model by name or folder (all-MiniLM-L6-v2 is bundled) | static: "
+                                 "all-MiniLM-L6-v2 distilled to a static model (model2vec; ~100x faster to build) | "
+                                 "static:<sentence-transformers model> | a static model's folder | hashing-<dim> (tests only).")
+    batch_size: int = setting(0, "Sentences per forward pass; 0: 32 on a CPU, 1,024 on CUDA.")
+    actors: int = setting(0, "Ray actors; 0: one less than the CPUs Ray sees (at least 1): Ray Data's read tasks need a CPU too.")
+    threads_per_actor: int = setting(0, "Threads of each actor; 0: CPUs / actors.")
+    device: str = setting("cpu", "cpu | cuda (each actor asks Ray for one GPU) | cuda:N.")
+    precision: EmbedPrecision = setting("auto", "A transformer's: auto: bfloat16 on CPUs with AMX/AVX512-BF16, float16 on CUDA, else "
+                                                "float32 | int8: ONNX Runtime, CPU only.")
 
     def __post_init__(self) -> None:
         if self.model == "auto":  # resolved here, so that fingerprints, checks and caches see the model itself
@@ -193,19 +236,21 @@ class EmbedConf:
 
 @dataclass
 class IndexConf:
-    backend: IndexBackend = "edge"  # edge: in-process Qdrant | server: Qdrant via qdrant-client
-    url: str | None = None  # server backend: http://host:6333, or ":memory:" / a path for local mode
-    api_key_env: str = "QDRANT_API_KEY"
-    hnsw_m: int = 16
-    upsert_batch: int = 2048
-    # walk vectors: float16 (edge and server) takes half the bytes of float32; they are rounded before
-    # the node sums see them, so refresh stays bit-exact (bench/results/index.md)
-    vector_datatype: VectorDatatype = "float16"
-    # edge backend: a refresh merges the walks' delta into a new base once delta and masked
-    # points pass this fraction of the base (one copy of the base, amortised over refreshes)
-    compact_ratio: float = 0.2
-    max_retries: int = 5  # server backend: retries of a failed request (connection errors, 429, 5xx)
-    retry_backoff_s: float = 0.5  # first wait; doubles per retry, with jitter
+    """The vector index (docs/vector-index.md)."""
+
+    backend: IndexBackend = setting("edge", "edge: Qdrant's in-process engine (qdrant-edge-py) | server: a Qdrant server via "
+                                            "qdrant-client.")
+    url: str | None = setting(None, "server: http://host:6333 (\":memory:\" or a folder: qdrant-client's local mode, for small tests).")
+    api_key_env: str = setting("QDRANT_API_KEY", "server: the environment variable holding the API key.")
+    hnsw_m: int = setting(16, "The node collection's HNSW graph (the walks collection has none: walk search filters by root).")
+    upsert_batch: int = setting(2048, "Points written per request.")
+    vector_datatype: VectorDatatype = setting("float16", "How walk vectors are stored: float16 takes half float32's bytes; rounded "
+                                                         "before the node sums see them, so refresh stays bit-exact "
+                                                         "(bench/results/index.md).")
+    compact_ratio: float = setting(0.2, "edge: a refresh merges the walks' delta into a new base once delta and masked points pass "
+                                        "this fraction of the base (one copy of the base, amortised over refreshes).")
+    max_retries: int = setting(5, "server: retries of a failed request (connection errors, 429, 5xx), then a one-line failure.")
+    retry_backoff_s: float = setting(0.5, "server: the first wait; doubles per retry, with jitter.")
 
 
 @dataclass
@@ -214,133 +259,118 @@ class SyntheticConf:
     (kgwalk/query/synthetic.py; docs/synthetic-prior.md). Each term scores a path against the
     question with its topic masked; every value below was chosen on MetaQA dev."""
 
-    # softmax temperature over the paths' scores; lower gives the best path more of the share
-    temperature: Annotated[float, Above(0)] = 0.03
-    # how many relation steps the question asks for: its content words (topic and function words
-    # left out) / words_per_hop; a path scores hop_weight less per step it differs from that count
-    # (0 = off). MetaQA's questions spend about 1.75 content words a step ("what movies did E act
-    # in": 2; "who directed the films E acted in": 4); bench/results/zero_shot_ranking.md
-    words_per_hop: Annotated[float, Above(0)] = 1.75
-    hop_weight: Weight = 0.16
-    # or, where more, mention_hops steps per relation the question names by a word of the KG's
-    # relation phrases ("who directed the films written by the writer of E": 4 content words, 3
-    # relations named, 3 steps; 0 = words only). bench/results/relation_mentions.md
-    mention_hops: Weight = 0.9
-    # compare the question with each path question less the mean path question (what every path
-    # of this KG shares, e.g. that it is about films); false = raw cosines
-    center: bool = True
-    # the share of the match read from content words alone (function words and placeholders left
-    # out; one more question encoding), the rest from the whole questions: a static embedder
-    # averages its tokens, so shared function words swamp the relation words
-    # (bench/results/embed_quality_static.md)
-    content_mix: Share = 0.5
-    # a path gains this much per unit of its coverage: the mean over its question's content words
-    # of the best match among the question's (word-vector cosine, 1 for words of one stem; 0 = off).
-    # Word vectors are embed.model's (a static model: a lookup). bench/results/path_words.md
-    coverage: Weight = 0.4
-    # questions name the relation they ask the answer by next to their wh-word ("who directed ...",
-    # "... are written by who"); a path gains this much per unit its last step matches the words
-    # nearest the wh-word better than its steps on average (0 = off). bench/results/answer_focus.md
-    focus: Weight = 0.3
-    # the weight of the question's n-th content word nearest its wh-word: focus_decay ** n
-    focus_decay: Annotated[float, Above(0), AtMost(1)] = 0.3
-    # a path more than this many steps longer than the question asks for gains nothing from the focus
-    # ("what was the release year of E": E's director's other films' years end in that relation too)
-    focus_slack: Weight = 1.0
+    temperature: Annotated[float, Above(0)] = setting(0.03, "Softmax temperature over the paths' scores; lower gives the best path more "
+                                                            "of the share.")
+    words_per_hop: Annotated[float, Above(0)] = setting(1.75, "The relation steps a question asks for are its content words (topic and "
+                                                              "function words left out) / this. MetaQA's questions spend about 1.75 "
+                                                              "a step (bench/results/zero_shot_ranking.md).")
+    hop_weight: Weight = setting(0.16, "A path scores this much less per step it differs from that count; 0: off.")
+    mention_hops: Weight = setting(0.9, "Or, where more, this many steps per relation the question names by a word of the KG's "
+                                        "relation phrases; 0: words only (bench/results/relation_mentions.md).")
+    center: bool = setting(True, "Compare with each path question less the mean path question (what every path of this KG shares); "
+                                 "false: raw cosines.")
+    content_mix: Share = setting(0.5, "The share of the match read from content words alone (function words and placeholders left out), "
+                                      "the rest from whole questions: a static embedder averages its tokens, so shared function words "
+                                      "swamp the relation words (bench/results/embed_quality_static.md).")
+    coverage: Weight = setting(0.4, "A path gains this x the mean over its question's content words of the best match among the "
+                                    "question's (word vectors of embed.model; 1 for one stem); 0: off (bench/results/path_words.md).")
+    focus: Weight = setting(0.3, "A path gains this x how much better its last step matches the words nearest the question's wh-word "
+                                 "than its steps on average; 0: off (bench/results/answer_focus.md).")
+    focus_decay: Annotated[float, Above(0), AtMost(1)] = setting(0.3, "The weight of the question's n-th content word nearest its "
+                                                                      "wh-word: focus_decay ** n.")
+    focus_slack: Weight = setting(1.0, "A path more than this many steps longer than the question asks for gains nothing from the "
+                                       "focus (\"what was the release year of E\": E's director's other films' years end in that "
+                                       "relation too).")
 
 
 @dataclass
 class QueryConf:
-    k_nodes: Count = 3
-    k_walks: Count = 3  # per node
-    # dense: the paper's node search | hybrid: dense fused (RRF) with entity labels found in the question
-    node_search: NodeSearch = "hybrid"
-    rrf_k: int = 60
-    # none: the paper's walk order | paths: a relation-path prior fitted from example questions
-    # (`kgwalk fit-paths`), added to each candidate walk's cosine | synthetic: a prior without
-    # labels, the corpus's relation paths read as questions (kgwalk/query/synthetic.py) | auto:
-    # paths where fitted, else synthetic (none with a hashing-* test embedder, which has no meaning)
-    rerank: Rerank = "auto"
-    rerank_weight: Weight = 2.0  # chosen on MetaQA dev with a prior fitted on the rest of dev (bench/results/embed_quality_static.md)
+    """Retrieval: the top nodes, then each one's walks (the paper's Eq. 3), and the options beyond it (docs/query-and-answer.md)."""
+
+    k_nodes: Count = setting(3, "Top nodes (the paper's k).")
+    k_walks: Count = setting(3, "Walks per top node.")
+    node_search: NodeSearch = setting("hybrid", "dense: the paper's node search | hybrid: dense fused (RRF) with the entities whose "
+                                                "labels the question names.")
+    rrf_k: int = setting(60, "Reciprocal rank fusion's k in hybrid search.")
+    rerank: Rerank = setting("auto", "auto: paths once `kgwalk fit-paths` has fitted a prior, else synthetic (none with a hashing-* "
+                                     "test embedder) | none: the paper's walk order | paths: the relation-path prior fitted from "
+                                     "example questions | synthetic: the label-free prior (docs/synthetic-prior.md).")
+    rerank_weight: Weight = setting(2.0, "paths, synthetic: a walk scores cosine + this x its path's share of the prior's vote (chosen "
+                                         "on MetaQA dev; bench/results/rerank_weight.md).")
     synthetic: SyntheticConf = field(default_factory=lambda: SyntheticConf())
-    candidates: Count = 50  # walks fetched per node before reranking
-    walk_budget: Count | None = None  # at most this many walks over all nodes, best first; None = k_nodes x k_walks
-    # where the question names some of the top nodes (hybrid search), each other one shows this many walks and the
-    # named ones share the k_walks places this frees: the dense search's look-alikes ("The Cowboy and the Lady" for
-    # "The Cowboy Way") keep their best walk, the entity asked about shows more of its facts; in ego mode such a node's
-    # ego-graph is built from those walks alone. None: k_walks each (the paper's). kgwalk/query/diversity.py;
-    # bench/results/walk_places.md
-    unnamed_walks: Annotated[int, AtLeast(0)] | None = 1
-    max_question_chars: Count = 2000
-    # below this cosine of the best walk to the question, where the question names no entity of the KG, the retrieval
-    # says it found no good match (API: no_good_match; the CLI and the page show a line). Calibrated on MetaQA dev:
-    # bench/results/no_good_match.md
-    weak_cosine: float = 0.55
-    # onnx: the question encoder on ONNX Runtime (CPU; a few times faster one question at a time,
-    # same vectors within rounding) | torch: the embed stage's own code. A static embed.model is
-    # its own question encoder (numpy, no torch), whatever this says.
-    encoder: QuestionEncoder = "onnx"
-    # the model that encodes what a prior compares (the question with its topic masked, the
-    # synthetic prior's path questions, the examples `kgwalk fit-paths` fits): auto (a static
-    # embed.model's source transformer, e.g. all-MiniLM-L6-v2 for static; else the embed model) |
-    # embed (the walks' embed.model) | a sentence-transformers model, run as query.encoder says.
-    # They are a few texts a question, so a transformer here costs milliseconds
-    prior_encoder: str = "auto"
-    # a time expression in the question ("in 1994", "the 90s") restricts walks to those whose
-    # time-valued nodes fall in its range (kgwalk/query/temporal.py; bench/results/temporal.md)
-    temporal: bool = True
-    # how each node's k walks are chosen among its candidates, best first: none: the k best | ends:
-    # not a walk whose end entity is on a chosen one | facts: ends, nor one that extends a chosen
-    # one | paths: ends, and while answer-set lists are on (query.also_chars), nor one whose relation
-    # path a chosen one has from its root (that walk's list names its other ends) (kgwalk/query/diversity.py;
-    # bench/results/diversity.md, walk_places.md)
-    diversity: WalkDiversity = "paths"
-    # complete answer sets: after each shown walk (ego: line), best first, the other ends of its
-    # relation path from its root, read off the KG ("... starred in Farewell. Also: Underground,
-    # Arizona Dream."), until this many characters of lists are spent; 0 = off
-    # (kgwalk/query/answer_sets.py; bench/results/answer_sets.md)
-    also_chars: int = 1000
-    # walks: each top node's top walks (the paper) | ego: each top node's ego-graph, the union of
-    # its candidate walks, pruned to the edges most relevant to the question and told root first,
-    # then its neighbours, then theirs (GRAG's soft pruning; kgwalk/query/ego.py)
-    mode: QueryMode = "walks"
-    # ego: the context's length in characters; None = what walk mode's k_nodes x k_walks walks take
-    ego_chars: Count | None = None
+    candidates: Count = setting(50, "Walks fetched per node before reranking.")
+    walk_budget: Count | None = setting(None, "At most this many walks over all nodes, best first; null: k_nodes x k_walks.")
+    unnamed_walks: Annotated[int, AtLeast(0)] | None = setting(
+        1, "Where the question names some of the top nodes, each other one shows this many walks and the named ones share the places "
+           "freed (ego: such a node's ego-graph is built from those walks); null: k_walks each, the paper's "
+           "(kgwalk/query/diversity.py; bench/results/walk_places.md).")
+    max_question_chars: Count = setting(2000, "Longer questions are refused.")
+    weak_cosine: float = setting(0.55, "Where the question names no entity of the KG and its best walk's cosine is below this, the "
+                                       "retrieval says it found no good match (API: no_good_match; bench/results/no_good_match.md).")
+    encoder: QuestionEncoder = setting("onnx", "The question encoder: onnx (ONNX Runtime on a CPU, exported once; a few times faster one "
+                                               "question at a time, the same vectors within rounding) | torch: the embed stage's code. A "
+                                               "static embed.model encodes its own questions.")
+    prior_encoder: str = setting("auto", "What encodes the texts a prior compares (the masked question, the synthetic prior's path "
+                                         "questions, the examples `kgwalk fit-paths` fits): auto (a static embed.model's source "
+                                         "transformer, all-MiniLM-L6-v2 for static; else the embed model) | embed | a "
+                                         "sentence-transformers model, run as `encoder` says.")
+    temporal: bool = setting(True, "A time expression in the question (\"in 1994\", \"before 2000\", \"the 90s\") keeps the walks whose "
+                                   "year-valued nodes are in range (kgwalk/query/temporal.py; bench/results/temporal.md); false: the "
+                                   "question as it is.")
+    diversity: WalkDiversity = setting("paths", "How a node's k walks are chosen among its candidates, best first: paths: not one whose "
+                                                "end is on a chosen walk nor, while answer-set lists are on, whose relation path from "
+                                                "its root a chosen walk has | ends: the end rule only | facts: ends, nor one extending "
+                                                "a chosen walk | none: the k best (bench/results/diversity.md).")
+    also_chars: int = setting(1000, "Answer sets: each shown walk (ego: line), best first, followed by the other ends of its relation "
+                                    "path from its root in the KG (\"Also: X, Y.\"), in at most this many characters over the "
+                                    "context; 0: off (bench/results/answer_sets.md).")
+    mode: QueryMode = setting("walks", "walks: each top node's top walks (the paper) | ego: each top node's ego-graph, its candidate "
+                                       "walks pruned to the edges most relevant to the question, root first (GRAG; "
+                                       "kgwalk/query/ego.py).")
+    ego_chars: Count | None = setting(None, "ego: the context's length in characters; null: what the k_nodes x k_walks walks take.")
 
 
 @dataclass
 class AnswerConf:
     """The one LLM call per question (Fig. 2b)."""
 
-    backend: LLMBackend | None = None  # None = no LLM (answering is an error)
-    # what the prompt's context is: ego: each top node's pruned ego-graph in the characters walk
-    # mode's walks would take (more of the answers: bench/results/ego.md) | walks: the k x k walks
-    context: QueryMode = "ego"
+    backend: LLMBackend | None = setting(None, "openai (any OpenAI-compatible endpoint) | transformers | vllm; null: no LLM (answering "
+                                               "is an error).")
+    context: QueryMode = setting("ego", "What the prompt reads: ego: the top nodes' pruned ego-graphs in the characters walk mode's "
+                                        "walks would take (more of the answers: bench/results/ego.md) | walks: the k x k walks.")
     llm: LLMConf = field(default_factory=lambda: LLMConf(max_tokens=128))
     prompt: PromptConf = field(default_factory=PromptConf)
 
 
 @dataclass
 class ServeConf:
-    host: str = "127.0.0.1"  # loopback unless an API key is set
-    port: int = 8321
-    api_key_env: str = "KGWALK_API_KEY"  # the variable holding the key; keys never go in conf
-    max_k: Count = 20  # the most nodes or walks a retrieval may ask for: the Python API, the CLI and the service alike
+    """`kgwalk serve` (docs/service.md)."""
+
+    host: str = setting("127.0.0.1", "The address to bind; loopback unless an API key is set.")
+    port: int = setting(8321, "The port to listen on.")
+    api_key_env: str = setting("KGWALK_API_KEY", "The environment variable holding the service's key (keys never go in conf).")
+    max_k: Count = setting(20, "The most nodes or walks a retrieval may ask for: the Python API, the CLI and the service alike.")
 
 
 @dataclass
 class RayConf:
-    address: str | None = None  # None = RAY_ADDRESS if set, else start a local Ray
-    num_cpus: int | None = None
-    # Declared for every Ray worker when joining a cluster, next to the kgwalk package itself
-    # (shipped as a py_module): pip, env_vars, ... in Ray's runtime_env format.
-    runtime_env: dict[str, Any] = field(default_factory=dict)
+    """The Ray cluster of the verbalize and embed stages."""
+
+    address: str | None = setting(None, "null: RAY_ADDRESS if set, else a local Ray | auto | head:6379 (ray:// is refused: Ray Data "
+                                        "cannot run through Ray Client).")
+    num_cpus: int | None = setting(None, "CPUs of a local Ray; null: all.")
+    runtime_env: dict[str, Any] = setting(doc="Declared for every Ray worker when joining a cluster, next to the kgwalk package itself "
+                                              "(shipped as a py_module): pip, env_vars, ... in Ray's runtime_env format.", factory=dict)
 
 
 @dataclass
 class Config:
-    name: str = "kg"
-    warehouse: str = "warehouse"
+    """A KG's settings: the sections below, each a YAML mapping of its own."""
+
+    name: str = setting("kg", "The KG's name: one path segment (1-128 letters, digits, '_', '.', '-'), its folder under the warehouse "
+                              "and its collections' prefix.")
+    warehouse: str = setting("warehouse", "The folder holding every KG's tables and index; on a cluster a filesystem every node "
+                                          "mounts at the same path (file:// URIs are accepted).")
     kg: KgConf = field(default_factory=KgConf)
     ingest: IngestConf = field(default_factory=IngestConf)
     quality: QualityConf = field(default_factory=QualityConf)
