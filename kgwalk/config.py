@@ -148,9 +148,11 @@ class WalksConf:
     depth: int = setting(3, "BFS depth (the longest shortest path); also how far the hub rule reaches.")
     hub_degree: int | None = setting(50, "A walk may end at a node with more adjacency entries than this, never pass through it (the "
                                          "root itself always expands); null: no hubs.")
-    bfs_mode: BfsMode = setting("paths", "paths: a walk per relation path a walk that revisits no node can follow, and every fact of "
-                                         "the root | reached: a walk per reached node, its shortest path (the paper's code) | maximal: "
-                                         "the reached walks no other kept walk extends.")
+    bfs_mode: BfsMode = setting("paths", "paths: a walk per relation path a walk that revisits no node can follow (up to "
+                                         "max_per_signature), so a path whose ends other paths reached first still has a walk, and "
+                                         "every fact of the root as a 1-step walk | reached: a walk per reached node, its shortest "
+                                         "path (the paper's code) | maximal: the reached walks no other kept walk of the root "
+                                         "extends, applied after the caps (no fact is lost, none is said twice).")
     max_per_signature: int | None = setting(1, "BFS walks of 2+ steps kept per root and relation path (its relations and directions), "
                                                "the first in canonical order; 1-step walks are all kept; null: all.")
     max_per_root: int | None = setting(None, "At most this many walks per root and kind (BFS shortest first, random most frequent "

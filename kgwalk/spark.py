@@ -74,6 +74,8 @@ def read_delta(spark, path: str):
     return spark.read.parquet(*current_files(path))
 
 
+# Rows of one Parquet row group in the files the walk tasks write: few large row groups compress well
+# and read fast; a task holds at most one group of Arrow batches before writing it.
 ROW_GROUP_ROWS = 1 << 20
 
 

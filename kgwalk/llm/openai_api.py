@@ -20,6 +20,8 @@ from kgwalk.llm.base import Message
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 # About the request as a whole (endpoint, key, model): retrying or going on cannot help.
 FATAL_STATUS = frozenset({401, 403, 404})
+# The longest wait before a retry, a server's Retry-After included: past it a verbalize stage would
+# stall for minutes on one request; the retries (llm.max_retries) still end in a clear failure.
 MAX_BACKOFF_S = 30.0
 
 

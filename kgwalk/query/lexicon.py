@@ -28,6 +28,8 @@ from kgwalk.kg.relations import relation_words
 from kgwalk.query.table_cache import cached_arrays
 from kgwalk.storage import read_version
 
+# The longest entity label the lexicon finds in a question, in words: every span up to this length
+# is looked up (a question of n words has about 12n spans), and longer labels are rare.
 MAX_SPAN_WORDS = 12
 _BRACKETED = re.compile(r"\[([^\[\]]+)\]")
 _POSSESSIVE = ("'s", "’s")

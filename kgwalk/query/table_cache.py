@@ -26,7 +26,7 @@ import numpy as np
 from kgwalk.storage import open_table, user_cache
 
 CACHE = "tables"
-MAX_ENTRIES = 32
+MAX_ENTRIES = 32  # entries kept (a few KGs, each with its tables' versions); the rest go least recently used first
 
 
 def table_identity(path: str) -> tuple[str, int]:

@@ -8,39 +8,25 @@ from typing import get_args
 from kgwalk.config import BfsMode, WalkDirection, WalkKind, WalksConf
 from kgwalk.errors import KgwalkError
 
+_DEFAULTS = WalksConf()  # a spec built in code starts from the settings' defaults, declared once in kgwalk/config.py
+
 
 @dataclass(frozen=True)
 class WalkSpec:
-    """How walks are generated from every root.
+    """How walks are generated from every root: the walks.* settings of the same names
+    (walks_per_root and length: walks.random's), described in kgwalk/config.py (docs/config.md).
+    Equal specs give equal walk tables."""
 
-    direction: `out` follows edges head->tail (the paper); `in` only backwards; `both` either way,
-        recording a backward step as the inverse relation.
-    depth: BFS depth d (max shortest-path distance); also bounds the hub rule's reach.
-    hub_degree: a walk may end at a node with more adjacency entries than this, never pass through
-        it (the root itself always expands). None disables the rule.
-    bfs_mode: `reached` keeps one walk per reached node (the paper's reference); `maximal` keeps
-        only walks no other kept walk of the root extends (a prefix says nothing its extension
-        does not), applied after both caps; `paths` keeps one walk per relation path a simple
-        walk can follow (up to max_per_signature), so a path whose ends other paths reached
-        first still has a walk, and every fact of the root is a 1-step walk.
-    max_per_signature: BFS keeps at most this many walks of 2+ steps per (root, relation-path
-        signature), the first in canonical order; 1-step walks (the root's own facts) are all
-        kept. None disables the cap.
-    max_per_root: at most this many walks per root and kind (BFS shortest first, random most
-        frequent first). None disables it.
-    walks_per_root, length: random walks (n_w and l of Eq. 1), deduplicated per root with a count.
-    """
-
-    kinds: tuple[WalkKind, ...] = ("bfs",)
-    direction: WalkDirection = "both"
-    depth: int = 3
-    hub_degree: int | None = 50
-    bfs_mode: BfsMode = "paths"
-    max_per_signature: int | None = 1
-    max_per_root: int | None = None
-    seed: int = 42
-    walks_per_root: int = 60
-    length: int = 3
+    kinds: tuple[WalkKind, ...] = tuple(_DEFAULTS.kinds)
+    direction: WalkDirection = _DEFAULTS.direction
+    depth: int = _DEFAULTS.depth
+    hub_degree: int | None = _DEFAULTS.hub_degree
+    bfs_mode: BfsMode = _DEFAULTS.bfs_mode
+    max_per_signature: int | None = _DEFAULTS.max_per_signature
+    max_per_root: int | None = _DEFAULTS.max_per_root
+    seed: int = _DEFAULTS.seed
+    walks_per_root: int = _DEFAULTS.random.walks_per_root
+    length: int = _DEFAULTS.random.length
 
     def __post_init__(self) -> None:
         # choices from conf were checked as it loaded; these guard a spec built in code
