@@ -19,9 +19,7 @@ WORKER_ENV = {"HF_HUB_OFFLINE": "1"}
 def cluster_runtime_env(conf: RayConf) -> dict[str, Any]:
     """What workers of a Ray cluster need: the kgwalk package itself (uploaded by the driver, so
     the cluster runs this very code) and the conf's runtime_env on top (pip, more env_vars...)."""
-    import kgwalk
-
-    package = str(Path(kgwalk.__file__).parent)  # a folder, not the module: Ray deep-copies the env
+    package = str(Path(__file__).parent)  # the kgwalk folder (not the module: Ray deep-copies the env)
     env: dict[str, Any] = {"py_modules": [package], "env_vars": dict(WORKER_ENV)}
     for key, value in conf.runtime_env.items():
         if key == "py_modules":
