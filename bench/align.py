@@ -25,44 +25,23 @@ import time
 from dataclasses import asdict, replace
 from pathlib import Path
 
-import numpy as np
+from common import ALIGN_THRESHOLD, OPTIONS_SUBCORPUS, OPTIONS_WAREHOUSE, alignment_of, sampled
 from report import save_report
-from temporal import SUBCORPUS, WAREHOUSE
 
-from kgwalk.eval.metaqa import Question, load_questions, question_file, sample, score_retrieval
-from kgwalk.kg.align import STATUSES, align, links
+from kgwalk.eval.metaqa import score_retrieval
+from kgwalk.kg.align import STATUSES, links
 from kgwalk.query import Retriever
 from kgwalk.storage import read_table
 
-DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "metaqa"
-THRESHOLD = 0.5  # ingest.align_threshold's default
 ROWS = [("dense", "none"), ("hybrid", "none"), ("hybrid", "auto")]
-
-
-def alignment_of(warehouse: Path):
-    source = warehouse / "metaqa"
-    return align(read_table(source / "entities", ["id", "label"]), read_table(source / "edges", ["src", "dst"]), THRESHOLD)
-
-
-def dev_sample() -> dict[int, list[Question]]:
-    return {hops: sample(load_questions(question_file(DATA, hops, "dev")), 1000) for hops in (1, 2, 3)}
-
-
-def alignment_topics(warehouse: Path) -> np.ndarray:
-    """The dev sample's topics and every entity the alignment pairs with one of them."""
-    topics = {q.topic for qs in dev_sample().values() for q in qs}
-    table = alignment_of(warehouse)
-    pairs = zip(table["alias"].to_pylist(), table["canonical"].to_pylist())
-    twins = {x for a, c in pairs if a in topics or c in topics for x in (a, c)}
-    return np.array(sorted(topics | twins), np.int64)
 
 
 def run_row(warehouse: Path, node_search: str, rerank: str, aligned: bool, linked: dict[int, int]) -> list[dict]:
     retriever = Retriever.from_config(None, ["embed.model=static", f"query.node_search={node_search}", f"query.rerank={rerank}",
-                                             f"ingest.align={str(aligned).lower()}"], name=SUBCORPUS, warehouse=str(warehouse))
+                                             f"ingest.align={str(aligned).lower()}"], name=OPTIONS_SUBCORPUS, warehouse=str(warehouse))
     retriever.warm_up()
     out = []
-    for hops, questions in dev_sample().items():
+    for hops, questions in sampled("dev").items():
         if aligned:  # the topic's stand-in: the entity it is linked to
             questions = [replace(q, topic=linked.get(q.topic, q.topic)) for q in questions]
         twinned = [q for q in questions if q.topic in linked or q.topic in linked.values()]
@@ -75,7 +54,7 @@ def run_row(warehouse: Path, node_search: str, rerank: str, aligned: bool, linke
 
 def main() -> None:
     p = argparse.ArgumentParser()
-    p.add_argument("--warehouse", default=WAREHOUSE)
+    p.add_argument("--warehouse", default=OPTIONS_WAREHOUSE)
     p.add_argument("--max-seconds", type=float, default=240, help="start no new row after this long")
     p.add_argument("--report", action="store_true", help="only write the report from the saved rows")
     args = p.parse_args()
@@ -105,8 +84,8 @@ def main() -> None:
         body.append(f"| {r['subset']}, {r['hops']}-hop | {r['node_search']} | {'fitted' if r['rerank'] == 'paths' else 'none'} | "
                     f"{'on' if r['aligned'] else 'off'} | {r['questions']} | {r['topic_recall']:.3f} | {r['context_recall']:.3f} | "
                     f"{r['answer_recall']:.3f} | {r['extractive_hits1']:.3f} | {r['latency_ms']['retrieval']['p50']:.1f} |")
-    corpus = json.loads((warehouse / f"{SUBCORPUS}.json").read_text())
-    facts = [f"- alignment of the whole MetaQA KB at threshold {THRESHOLD}: {len(table):,} candidate pairs, "
+    corpus = json.loads((warehouse / f"{OPTIONS_SUBCORPUS}.json").read_text())
+    facts = [f"- alignment of the whole MetaQA KB at threshold {ALIGN_THRESHOLD}: {len(table):,} candidate pairs, "
              f"{counts['linked']:,} linked (entities {entities:,} -> {entities - len(linked):,} once aliases fold), "
              f"{counts['candidate']:,} below the threshold",
              f"- corpus: bench/temporal.py's MetaQA sub-corpus, {corpus['walks']:,} walks from {corpus['roots']:,} roots, `embed.model: static`",

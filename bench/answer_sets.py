@@ -23,6 +23,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+from common import DATA
 from report import save_report
 
 from kgwalk.config import load_config
@@ -30,8 +31,6 @@ from kgwalk.eval.metaqa import load_questions, question_file, sample, score_retr
 from kgwalk.query import Retriever
 from kgwalk.storage import read_table
 
-HERE = Path(__file__).resolve().parent
-DATA = HERE.parent.parent / "shared" / "data" / "metaqa"
 NAME = "metaqa_float32"
 PRIORS = {"synthetic": "zero-shot (synthetic prior)", "paths": "path prior fitted on dev"}
 ROWS = {  # query settings beside the prior

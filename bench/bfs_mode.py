@@ -22,9 +22,8 @@ from pathlib import Path
 
 import numpy as np
 from deltalake import DeltaTable
-from embed_quality import DATA, kgwalk, kgwalk_commit, make_subcorpus
+from common import DATA, held_out_files, kgwalk, kgwalk_commit, make_subcorpus
 from report import save_report
-from rerank_weight import held_out_files
 
 INGESTED = ("edges", "entities", "relations", "rejected", "state")
 RERANKS = {"synthetic": "zero-shot (rerank synthetic)", "paths": "prior fitted on dev less the sample (rerank paths)"}

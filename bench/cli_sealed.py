@@ -17,10 +17,9 @@ import sys
 import time
 from pathlib import Path
 
-from query_cli import cli, phase_ms, source_env
+from common import REPO, kgwalk_query, phase_ms, source_env
 from report import git_head, save_report
 
-REPO = Path(__file__).resolve().parent.parent
 QUESTIONS = ["what films did Emir Kusturica star in", "the director of Kismet is also the director of which movies"]
 
 
@@ -43,10 +42,10 @@ def main() -> None:
     for _ in range(args.rounds):
         for side, src in (("baseline", args.baseline_src), ("candidate", REPO)):
             build_index(src, args.warehouse, args.name)
-            cli(REPO, args.warehouse, args.name, [], QUESTIONS[0])  # untimed: file cache, model load paths
+            kgwalk_query(REPO, args.warehouse, args.name, [], QUESTIONS[0])  # untimed: file cache, model load paths
             for i in range(args.runs):
                 start = time.perf_counter()
-                done = cli(REPO, args.warehouse, args.name, [], QUESTIONS[i % 2])
+                done = kgwalk_query(REPO, args.warehouse, args.name, [], QUESTIONS[i % 2])
                 seconds[side].append(time.perf_counter() - start)
                 walk_ms[side].append(phase_ms(done.stdout + done.stderr)["walk_search"])
     body = ["| index built by | median s (end to end) | min s | max s | median walk_search ms (opens the walks shard) |",

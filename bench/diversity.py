@@ -23,14 +23,13 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+from common import DATA
 from report import save_report
 
 from kgwalk.config import load_config
 from kgwalk.eval.metaqa import load_questions, question_file, sample, score_retrieval
 from kgwalk.query import Retriever
 
-HERE = Path(__file__).resolve().parent
-DATA = HERE.parent.parent / "shared" / "data" / "metaqa"
 NAME = "metaqa_float32"
 PRIORS = {"synthetic": "zero-shot (synthetic prior)", "paths": "path prior fitted on dev"}
 ROWS = {  # query settings beside the prior

@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from common import DATA, LLM_SUBCORPUS, smollm2_gguf
 from report import save_report
 
 from kgwalk.config import load_config
@@ -31,8 +32,6 @@ from kgwalk.eval.metaqa import load_questions, percentiles, question_file, sampl
 from kgwalk.query import Retriever
 from kgwalk.query.ego import context_chars
 
-HERE = Path(__file__).resolve().parent
-DATA = HERE.parent.parent / "shared" / "data" / "metaqa"
 NAME = "metaqa_float32"
 RERANKS = {"synthetic": "zero-shot (synthetic prior)", "paths": "path prior fitted on dev"}
 MODES = ("walks", "ego")
@@ -79,7 +78,6 @@ def measure(warehouse: Path, rerank: str, per_hop: int) -> dict[str, list[dict[s
 def answer_rows(warehouse: Path, hops: int, questions: int) -> dict[str, dict[str, float]]:
     """SmolLM2's answers to the first `questions` dev questions (plain) of bench/answer.py's sample
     with each mode's context: Hits@1, hallucinated, missing, context recall, seconds per answer."""
-    from answer import SUBCORPUS, smollm2_gguf
 
     from kgwalk.eval.metaqa import names_answer
     from kgwalk.query import Answerer
@@ -88,7 +86,7 @@ def answer_rows(warehouse: Path, hops: int, questions: int) -> dict[str, dict[st
     rows, first = {}, None
     for mode in MODES:
         cfg = load_config(None, ["query.rerank=synthetic", f"answer.context={mode}", "answer.backend=transformers",
-                                 f"answer.llm.model={smollm2_gguf()}"], name=SUBCORPUS, warehouse=str(warehouse))
+                                 f"answer.llm.model={smollm2_gguf()}"], name=LLM_SUBCORPUS, warehouse=str(warehouse))
         retriever = Retriever(cfg, embedder=first.retriever.embedder if first else None, store=first.retriever.store if first else None)
         answerer = Answerer(cfg, retriever, model=first.model if first else None)
         first = first or answerer

@@ -31,59 +31,16 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
 import pyarrow.compute as pc
 from deltalake import DeltaTable, write_deltalake
-from report import git_head, save_report
+from common import DATA, kgwalk, kgwalk_commit, make_subcorpus
+from report import save_report
 
-from kgwalk.eval.metaqa import load_questions, question_file, sample
-
-HERE = Path(__file__).resolve().parent
-DATA = HERE.parent.parent / "shared" / "data" / "metaqa"
-KGWALK = str(Path(sys.executable).parent / "kgwalk")
-COPIED = ("edges", "entities", "relations", "path_prior")
-
-
-def make_subcorpus(warehouse: Path, source: str, name: str, distractors: int) -> int:
-    """`name`: `source`'s KG and path prior, with only the sub-corpus walks; returns walks kept."""
-    topics = np.unique([q.topic for hops in (1, 2, 3) for q in sample(load_questions(question_file(DATA, hops, "dev")), 1000)])
-    return copy_subcorpus(warehouse, source, name, topics, distractors)[0].num_rows
-
-
-def copy_subcorpus(warehouse: Path, source: str, name: str, topics: np.ndarray, distractors: int) -> tuple[pa.Table, np.ndarray]:
-    """`name`: `source`'s KG tables and path prior, and the walks of `topics` plus `distractors`
-    other roots drawn with a fixed seed; returns the walks kept and their roots."""
-    walks = DeltaTable(str(warehouse / source / "walks")).to_pyarrow_table()
-    others = np.setdiff1d(np.unique(walks["root"].to_numpy()), topics)
-    roots = np.concatenate([topics, np.random.default_rng(1).choice(others, distractors, replace=False)])
-    target = warehouse / name
-    shutil.rmtree(target, ignore_errors=True)
-    target.mkdir(parents=True)
-    for table in COPIED:
-        if (warehouse / source / table).exists():  # a source without a fitted prior has none to copy
-            shutil.copytree(warehouse / source / table, target / table)
-    kept = walks.filter(pc.is_in(walks["root"], pa.array(roots)))
-    write_deltalake(str(target / "walks"), kept)
-    return kept, roots
-
-
-def kgwalk_commit() -> str:
-    """The commit of the kgwalk the commands run (a benchmark may run a snapshot's, through PYTHONPATH)."""
-    import kgwalk as package
-
-    return git_head(Path(package.__file__).parent)
-
-
-def kgwalk(*args: str) -> str:
-    return subprocess.run([KGWALK, *args], check=True, stdout=subprocess.PIPE, text=True).stdout
-
+from kgwalk.eval.metaqa import question_file
 
 def evaluate(warehouse: Path, name: str, settings: list[str], refit_prior: bool, reranks: list[str], plain: bool) -> list[dict]:
     where = ["--warehouse", str(warehouse), "--name", name, *settings]

@@ -30,7 +30,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "bench"))
 
-from embed_quality import DATA  # noqa: E402
+from common import DATA  # noqa: E402
 from report import git_head, save_report  # noqa: E402
 
 

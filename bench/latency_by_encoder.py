@@ -19,7 +19,7 @@ import os
 import subprocess
 import time
 
-from embed_quality import DATA, KGWALK, kgwalk_commit
+from common import DATA, KGWALK, kgwalk_commit
 from report import git_head, save_report
 
 ROWS = ["all-MiniLM-L6-v2 throughout=metaqa_float32:embed.model=all-MiniLM-L6-v2",

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from embed_quality import DATA, copy_subcorpus, kgwalk, kgwalk_commit
+from common import DATA, copy_subcorpus, kgwalk, kgwalk_commit
 from report import save_report
 
 from kgwalk.eval.metaqa import load_questions, question_file, sample

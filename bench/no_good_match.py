@@ -13,16 +13,15 @@ questions (every one of them answerable); it writes bench/results/no_good_match.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 import numpy as np
+from common import DATA
 from report import save_report
 
 from kgwalk.eval.metaqa import load_questions, question_file, sample
 from kgwalk.query import Retriever
 from kgwalk.query.steps import names_an_entity
 
-DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "metaqa"
 OFF_TOPIC = [
     "?!?", "asdf qwerty zxcv", "hello", "what is the boiling point of water", "how many legs does a spider have",
     "what is the capital of australia", "how do i bake sourdough bread", "what is 17 times 23", "which planet is largest",

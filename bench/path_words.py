@@ -47,12 +47,12 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+from common import DATA
 from report import git_head, save_report
 
 from kgwalk.eval.metaqa import Question, load_questions, question_file, sample, score_retrieval
 from kgwalk.query import Retriever
 
-DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "metaqa"
 HOPS = (1, 2, 3)
 PHRASES = {"map": ("MetaQA's phrase map", []), "automatic": ("automatic (verbalize.phrases emptied)", ["verbalize.phrases={}"])}
 QUESTIONS = {"sample": "the eval's 1,000 per hop count (chosen on)", "other": "1,500 other dev questions per hop count",

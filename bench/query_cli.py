@@ -21,7 +21,6 @@ Writes bench/results/query_cli.md.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
 import subprocess
@@ -31,30 +30,15 @@ import time
 
 from pathlib import Path
 
+from common import REPO, kgwalk_query, phase_ms, source_env
 from report import git_head, save_report
 
 from kgwalk.storage import user_cache
 
-REPO = Path(__file__).resolve().parent.parent
 
 QUESTIONS = ["what movies did [Emir Kusturica] direct", "who is the director of the movie that [Kismet] shares its writer with"]
 HEAVY = ("torch", "transformers", "sentence_transformers", "onnxruntime", "model2vec", "huggingface_hub")
 PHASES = ("lexicon", "embed", "node_search", "walk_search", "rerank")  # the CLI's `ms:` line, in its order
-
-
-def cli(source: Path, warehouse: str, name: str, settings: list[str], question: str, importtime: bool = False,
-        cache: Path | None = None) -> subprocess.CompletedProcess:
-    """`kgwalk query` with the kgwalk package of `source` (run from there: `-m` puts the working
-    folder first on the path); `cache`: another XDG cache folder."""
-    sets = [a for kv in settings for a in ("--set", kv)]
-    python = [sys.executable, "-X", "importtime"] if importtime else [sys.executable]
-    env = source_env(source) | ({"XDG_CACHE_HOME": str(cache)} if cache else {})
-    return subprocess.run([*python, "-m", "kgwalk.cli", "query", "--warehouse", warehouse, "--name", name, *sets, question],
-                          check=True, capture_output=True, text=True, cwd=source, env=env)
-
-
-def source_env(source: Path) -> dict[str, str]:
-    return dict(os.environ, PYTHONPATH=str(source))
 
 
 def without_table_cache() -> Path:
@@ -66,12 +50,6 @@ def without_table_cache() -> Path:
         if kind.name != "tables":
             (xdg / "kgwalk" / kind.name).symlink_to(kind)
     return xdg
-
-
-def phase_ms(stdout: str) -> dict[str, float]:
-    """The CLI's `ms: lexicon 1.2, embed 3.4, ...` line."""
-    line = next(line for line in stdout.splitlines() if line.startswith("ms: "))
-    return {k: float(v) for k, v in (part.rsplit(" ", 1) for part in line[4:].split(", "))}
 
 
 def imported_from(source: Path) -> str:
@@ -102,18 +80,18 @@ def main() -> None:
         settings = [s for s in settings_text.split(",") if s]
         imported, cold, seconds, phases = {}, {}, {side: [] for side in sources}, {side: [] for side in sources}
         for side, source in sources.items():
-            trace = cli(source, args.warehouse, name, settings, QUESTIONS[0], importtime=True)  # untimed: warms caches
+            trace = kgwalk_query(source, args.warehouse, name, settings, QUESTIONS[0], importtime=True)  # untimed: warms caches
             imported[side] = {line.rsplit("|", 1)[-1].strip() for line in trace.stderr.splitlines() if line.startswith("import time:")}
         for side, source in sources.items():
             cache = without_table_cache()
             start = time.perf_counter()
-            cli(source, args.warehouse, name, settings, QUESTIONS[1], cache=cache)
+            kgwalk_query(source, args.warehouse, name, settings, QUESTIONS[1], cache=cache)
             cold[side] = time.perf_counter() - start
             shutil.rmtree(cache)
         for run in range(args.runs):
             for side, source in sources.items():  # interleaved: a busy moment costs both sides alike
                 start = time.perf_counter()
-                done = cli(source, args.warehouse, name, settings, QUESTIONS[run % len(QUESTIONS)])
+                done = kgwalk_query(source, args.warehouse, name, settings, QUESTIONS[run % len(QUESTIONS)])
                 seconds[side].append(time.perf_counter() - start)
                 phases[side].append(phase_ms(done.stdout))
         for side in sorted(sources):

@@ -21,26 +21,11 @@ import time
 from pathlib import Path
 
 import numpy as np
-from embed_quality import DATA, kgwalk, kgwalk_commit
+from common import DATA, held_out_files, kgwalk, kgwalk_commit
 from report import save_report
 
-from kgwalk.eval.metaqa import load_questions, question_file, sample
 
 MODEL_OF = {"metaqa_float32": "all-MiniLM-L6-v2", "metaqa_static": "static"}
-
-
-def held_out_files(folder: Path) -> list[Path]:
-    """The dev question files less the eval's sample (1,000 per hop count)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    files = []
-    for hops in (1, 2, 3):
-        source = question_file(DATA, hops, "dev")
-        held = {q.text for q in sample(load_questions(source), 1000)}
-        target = folder / f"dev{hops}_less_sample.txt"
-        with open(source, encoding="utf-8") as f:
-            target.write_text("".join(line for line in f if line.split("\t")[0] not in held), encoding="utf-8")
-        files.append(target)
-    return files
 
 
 def main() -> None:

@@ -34,14 +34,12 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import subprocess
-import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
-from embed_quality import copy_subcorpus
+from common import DATA, OPTIONS_SUBCORPUS, OPTIONS_WAREHOUSE, alignment_topics, copy_subcorpus, kgwalk
 from report import save_report
 
 from kgwalk.eval.metaqa import Question, load_questions, question_file, sample, score_retrieval
@@ -49,19 +47,10 @@ from kgwalk.kg.ids import hash64, normalize_label
 from kgwalk.query import Retriever
 from kgwalk.query.temporal import constraint
 
-HERE = Path(__file__).resolve().parent
-DATA = HERE.parent.parent / "shared" / "data" / "metaqa"
-KGWALK = str(Path(sys.executable).parent / "kgwalk")
-SUBCORPUS = "metaqa_options"
-WAREHOUSE = "/tmp/kgwalk-options"
 STATIC = ["--set", "embed.model=static"]
 YEAR = re.compile(r"(?<!\d)(1[89]\d\d|20\d\d)(?!\d)")
 FILM_TYPES = {1: ("actor_to_movie", "director_to_movie", "writer_to_movie", "tag_to_movie"),
               2: ("movie_to_actor_to_movie", "movie_to_director_to_movie", "movie_to_writer_to_movie")}
-
-
-def kgwalk(*args: str) -> str:
-    return subprocess.run([KGWALK, *args], check=True, stdout=subprocess.PIPE, text=True).stdout
 
 
 def release_years() -> dict[int, list[int]]:
@@ -122,11 +111,11 @@ def build_source(warehouse: Path) -> None:
 
 def build(warehouse: Path, topics: np.ndarray, distractors: int) -> dict[str, int]:
     """The sub-corpus: these topics' walks and `distractors` other roots', verbalized, embedded, indexed."""
-    kept, roots = copy_subcorpus(warehouse, "metaqa", SUBCORPUS, topics, distractors)
+    kept, roots = copy_subcorpus(warehouse, "metaqa", OPTIONS_SUBCORPUS, topics, distractors)
     stage_seconds = {}
     for stage in ("verbalize", "embed", "index"):
         start = time.perf_counter()
-        kgwalk(stage, "--warehouse", str(warehouse), "--name", SUBCORPUS, *STATIC)
+        kgwalk(stage, "--warehouse", str(warehouse), "--name", OPTIONS_SUBCORPUS, *STATIC)
         stage_seconds[stage] = round(time.perf_counter() - start, 1)
     return {"walks": kept.num_rows, "roots": len(roots), "topics": len(topics), **stage_seconds}
 
@@ -155,7 +144,7 @@ def run(warehouse: Path, sets: dict[str, list[tuple[Question, frozenset[int]]]],
             if key in rows or time.perf_counter() - start > max_seconds:
                 continue
             retriever = Retriever.from_config(None, ["embed.model=static", f"query.rerank={rerank}", f"query.temporal={str(temporal).lower()}"],
-                                              name=SUBCORPUS, warehouse=str(warehouse))
+                                              name=OPTIONS_SUBCORPUS, warehouse=str(warehouse))
             retriever.warm_up()
             rows[key] = []
             for name, pairs in sets.items():
@@ -171,19 +160,18 @@ def run(warehouse: Path, sets: dict[str, list[tuple[Question, frozenset[int]]]],
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--stage", choices=("source", "corpus", "run", "report"), required=True)
-    p.add_argument("--warehouse", default=WAREHOUSE)
+    p.add_argument("--warehouse", default=OPTIONS_WAREHOUSE)
     p.add_argument("--per-hop", type=int, default=500, help="time-constrained questions per hop count")
     p.add_argument("--distractors", type=int, default=4000)
     p.add_argument("--max-seconds", type=float, default=150, help="--stage run: start no new row after this long")
     args = p.parse_args()
     warehouse = Path(args.warehouse)
     sets = question_sets(args.per_hop)
-    corpus_file, runs_file = warehouse / f"{SUBCORPUS}.json", warehouse / "temporal.runs.json"
+    corpus_file, runs_file = warehouse / f"{OPTIONS_SUBCORPUS}.json", warehouse / "temporal.runs.json"
     if args.stage == "source":
         return build_source(warehouse)
     if args.stage == "corpus":
-        from align import alignment_topics  # the sub-corpus serves bench/align.py too
-
+        # the sub-corpus serves bench/align.py too: the entities the alignment pairs with the dev sample's topics
         topics = np.unique(np.concatenate([[q.topic for qs in sets.values() for q, _ in qs], alignment_topics(warehouse)]))
         corpus_file.write_text(json.dumps(build(warehouse, topics, args.distractors)))
         return

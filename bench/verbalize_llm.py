@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from answer import SUBCORPUS, busy_cpu_seconds, sampled, smollm2_gguf
+from common import LLM_SUBCORPUS, busy_cpu_seconds, sampled, smollm2_gguf
 from report import save_report
 
 from kgwalk.config import load_config
@@ -82,7 +82,7 @@ def main() -> None:
                         "resumed runs, and a check that greedy replies repeat)")
     args = p.parse_args()
     cfg = load_config(None, ["verbalize.verbalizer=transformers", f"verbalize.llm.model={args.model}"],
-                      name=SUBCORPUS, warehouse=args.warehouse)
+                      name=LLM_SUBCORPUS, warehouse=args.warehouse)
     walks = load_labels(cfg).attach(read_table(cfg.table("walks"), WALK_COLUMNS))
     roots = walks.column("root").to_numpy()
     dev = [q for qs in sampled("dev", args.dev_limit).values() for q in qs]

@@ -24,15 +24,12 @@ import argparse
 import json
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
+from common import DATA, KGWALK
 from report import save_report
 
-HERE = Path(__file__).resolve().parent
-DATA = HERE.parent.parent / "shared" / "data" / "metaqa"
-KGWALK = str(Path(sys.executable).parent / "kgwalk")
 NAME = "metaqa_float32"
 ROWS = {
     "none": ("cosine order (the paper)", ["query.rerank=none"]),

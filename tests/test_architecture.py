@@ -1,9 +1,14 @@
 """The package keeps its shape: the import contracts in pyproject.toml ([tool.importlinter]: floors,
-no import cycles) hold. `make lint` runs the same check with ruff and mypy."""
+no import cycles) hold. `make lint` runs the same check with ruff and mypy. The scripts beside the
+package (bench/, tests/, jobs/, pipelines/) import each other by module name, which import-linter
+does not see: their graphs are checked here, so no import cycle runs anywhere in the tree."""
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -25,3 +30,72 @@ def test_tables_are_read_through_delta_rs_own_engine():
             if "to_pyarrow_table(" in line or ("to_pyarrow_dataset()" in line and ".count_rows()" not in line):
                 offenders.append(f"{path.relative_to(REPO)}:{number}: {line.strip()}")
     assert not offenders, "\n".join(offenders)
+
+
+SCRIPT_FOLDERS = ("bench", "tests", "jobs", "pipelines")
+
+
+def sibling_imports(folder: Path) -> dict[str, set[str]]:
+    """Each module of `folder` -> the modules of the same folder it imports (`import x`, `from x import y`,
+    `from folder.x import y`), found in its whole syntax tree, function bodies included."""
+    modules = {path.stem for path in folder.glob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for path in sorted(folder.glob("*.py")):
+        imported: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            for name in names:
+                first, _, rest = name.partition(".")
+                imported.add(rest.partition(".")[0] if first == folder.name and rest else first)
+        graph[path.stem] = (imported & modules) - {path.stem}
+    return graph
+
+
+def cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One import cycle of `graph` as the modules along it, or [] when there is none."""
+    state: dict[str, str] = {}  # module -> "open" while on the path, "done" once every path from it is checked
+
+    def visit(module: str, path: list[str]) -> list[str]:
+        state[module] = "open"
+        for nxt in sorted(graph.get(module, ())):
+            if state.get(nxt) == "open":
+                return [*path[path.index(nxt):], nxt]
+            if nxt not in state and (found := visit(nxt, [*path, nxt])):
+                return found
+        state[module] = "done"
+        return []
+
+    for module in sorted(graph):
+        if module not in state and (found := visit(module, [module])):
+            return found
+    return []
+
+
+def test_the_cycle_finder_finds_one():
+    assert cycle({"align": {"report", "temporal"}, "temporal": {"align"}, "report": set()}) == ["align", "temporal", "align"]
+    assert cycle({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+
+
+@pytest.mark.parametrize("folder", SCRIPT_FOLDERS)
+def test_no_import_cycle_among_the_scripts(folder):
+    graph = sibling_imports(REPO / folder)
+    assert graph, folder
+    assert not cycle(graph), " -> ".join(cycle(graph))
+
+
+def test_benchmarks_share_code_through_common_and_report_only():
+    """A benchmark script imports no other script: what several need is in bench/common.py (constants,
+    sub-corpora, the CLI runners) and bench/report.py (the result files)."""
+    graph = sibling_imports(REPO / "bench")
+    libraries = {"common", "report"}
+    assert graph["report"] == set() and graph["common"] <= {"report"}
+    offenders = {script: sorted(imports - libraries) for script, imports in graph.items() if imports - libraries}
+    assert not offenders, offenders
+    defined = {node.name for node in ast.parse((REPO / "bench" / "common.py").read_text()).body
+               if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    defined |= {t.id for node in ast.parse((REPO / "bench" / "common.py").read_text()).body if isinstance(node, ast.Assign)
+                for t in node.targets if isinstance(t, ast.Name)}
+    for path in (REPO / "bench").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "common":
+                assert {a.name for a in node.names} <= defined, (path.name, {a.name for a in node.names} - defined)
