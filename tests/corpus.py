@@ -1,8 +1,10 @@
 """Helpers for refresh tests: a small-graph build in this process, and a corpus's full content.
 
-`build_in_process` runs every stage's core (the functions the Spark tasks and Ray actors call)
-without starting Spark or Ray, and records state exactly as the stages do, so a property test
-can afford two builds per seed. One test (test_refresh_cli) uses the real Spark/Ray build.
+`build_in_process` builds every table through the stages' own in-process paths, the ones a
+refresh runs (kgwalk.stages: walks.walk_roots, texts.verbalize_here, vectors.embed_here; ingest
+and index run in process anyway), without starting Spark or Ray, and records state as the stages
+do, so a property test can afford two builds per seed. One test (test_refresh_cli) uses the real
+Spark/Ray build.
 """
 
 from __future__ import annotations
@@ -14,11 +16,13 @@ import numpy as np
 from kgwalk import stages
 from kgwalk.config import Config, load_config
 from kgwalk.embed.model import make_embedder
-from kgwalk.embed.pipeline import VECTORS_SCHEMA, embed_batch
 from kgwalk.index.store import collection_names, open_store
+from kgwalk.stages.texts import verbalize_here
+from kgwalk.stages.vectors import embed_here
+from kgwalk.stages.walks import walk_roots
 from kgwalk.storage import read_table, write_table
-from kgwalk.verbalize.pipeline import CACHE_KEY, TEXTS_SCHEMA, WALK_COLUMNS, Verbalization, load_labels
-from kgwalk.walks import WalkSpec, all_walks
+from kgwalk.verbalize.pipeline import TEXTS_SCHEMA, WALK_COLUMNS
+from kgwalk.walks import WalkSpec
 from kgwalk.walks.spark_job import load_graph
 from kgwalk.walks.table import WALKS_SCHEMA
 
@@ -34,19 +38,19 @@ def config(warehouse: Path, kg: Path | None = None, overrides: list[str] | None 
 
 
 def walks_in_process(cfg: Config) -> None:
-    """Ingest and walks, as the stages record them, without Spark."""
+    """Ingest and walks (every root's, by the walks stage's in-process engine), recorded as the stages do, without Spark."""
     stages.run_ingest(cfg)
-    spec = WalkSpec.from_conf(cfg.walks)
-    stages.recorded(cfg, stages.WALKS, lambda: write_table(cfg.table("walks"), all_walks(load_graph(cfg), spec).cast(WALKS_SCHEMA)))
+    graph = load_graph(cfg)
+    walks = walk_roots(cfg, graph, graph.node_ids, WalkSpec.from_conf(cfg.walks))
+    stages.recorded(cfg, stages.WALKS, lambda: write_table(cfg.table("walks"), walks.cast(WALKS_SCHEMA)))
 
 
 def build_in_process(cfg: Config) -> None:
     walks_in_process(cfg)
-    walks = read_table(cfg.table("walks"), WALK_COLUMNS)
-    texts = Verbalization(cfg.verbalize, load_labels(cfg))(walks).drop_columns([CACHE_KEY])
-    stages.recorded(cfg, stages.TEXTS, lambda: write_table(cfg.table("texts"), texts.cast(TEXTS_SCHEMA)))
-    vectors = embed_batch(make_embedder(cfg.embed.model, precision=cfg.embed.precision), read_table(cfg.table("texts")))
-    stages.recorded(cfg, stages.VECTORS, lambda: write_table(cfg.table("vectors"), vectors.cast(VECTORS_SCHEMA)))
+    texts = verbalize_here(cfg, read_table(cfg.table("walks"), WALK_COLUMNS))
+    stages.recorded(cfg, stages.TEXTS, lambda: write_table(cfg.table("texts"), (b for part in texts for b in part.to_batches()), schema=TEXTS_SCHEMA))
+    vectors = embed_here(cfg, read_table(cfg.table("texts")))
+    stages.recorded(cfg, stages.VECTORS, lambda: write_table(cfg.table("vectors"), vectors))
     stages.run_index(cfg)
 
 

@@ -35,10 +35,25 @@ def _build(step: Step) -> SentenceSink:
     return verbalize_walks(step.cfg)
 
 
+def verbalize_here(cfg: Config, walks: pa.Table) -> list[pa.Table]:
+    """These walks' texts rows, in this process, in batches of verbalize.batch_size through the
+    sentence cache: a refresh's path (a build verbalizes on Ray), and small builds in one process."""
+    from kgwalk.verbalize.pipeline import TEXTS_SCHEMA, Verbalization, open_cache
+    from kgwalk.walks.labels import load_labels
+
+    cache, sink = open_cache(cfg)
+    parts: list[pa.Table] = []
+    if walks.num_rows:  # a verbalizer (an LLM's: a model) is built only when there is work
+        verbalization = Verbalization(cfg.verbalize, load_labels(cfg), cache)
+        batch = cfg.verbalize.batch_size
+        parts = [sink(verbalization(walks.slice(i, batch))).cast(TEXTS_SCHEMA) for i in range(0, walks.num_rows, batch)]
+    sink.flush()
+    return parts
+
+
 def _update(step: Step) -> None:
     """Verbalize the walks that are new or mention a relabelled entity or relation."""
-    from kgwalk.verbalize.pipeline import TEXTS_SCHEMA, WALK_COLUMNS, Verbalization, open_cache
-    from kgwalk.walks.labels import load_labels
+    from kgwalk.verbalize.pipeline import TEXTS_SCHEMA, WALK_COLUMNS
 
     reflects = step.pending()
     if reflects is None:
@@ -57,13 +72,7 @@ def _update(step: Step) -> None:
         todo = walks.filter(pa.array(isin(walks.column("walk_id"), added) | mentions(walks, entities, relations)))
     else:
         todo = diff.added.select(WALK_COLUMNS)
-    cache, sink = open_cache(cfg)
-    parts: list[pa.Table] = []
-    if todo.num_rows:  # a verbalizer (an LLM's: a model) is built only when there is work
-        verbalization = Verbalization(cfg.verbalize, load_labels(cfg), cache)
-        batch = cfg.verbalize.batch_size
-        parts = [sink(verbalization(todo.slice(i, batch))).cast(TEXTS_SCHEMA) for i in range(0, todo.num_rows, batch)]
-    sink.flush()
+    parts = verbalize_here(cfg, todo)
     redone = isin(old.column("walk_id"), todo.column("walk_id").to_numpy())
     keep = ~redone & ~isin(old.column("walk_id"), diff.removed.column("walk_id").to_numpy())
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from kgwalk.config import Config
 from kgwalk.embed.common import vector_settings
 from kgwalk.faults import crashpoint
 from kgwalk.stages.base import Stage, Step
@@ -19,12 +20,22 @@ def _build(step: Step) -> int:
     return embed_texts(step.cfg)
 
 
+def embed_here(cfg: Config, texts: pa.Table) -> pa.Table:
+    """Vectors rows of these texts rows, in this process, block by block: a refresh's path (a build
+    embeds on a Ray actor pool), and small builds in one process."""
+    from kgwalk.embed.pipeline import VECTORS_SCHEMA, block_rows, embed_batch, embedder_from_conf
+
+    if not texts.num_rows:  # no embedder (a model) is built without work
+        return VECTORS_SCHEMA.empty_table()
+    embedder = embedder_from_conf(cfg.embed)
+    rows = block_rows(cfg.embed)
+    return pa.concat_tables([embed_batch(embedder, texts.slice(i, rows)) for i in range(0, texts.num_rows, rows)]).cast(VECTORS_SCHEMA)
+
+
 def _update(step: Step) -> None:
     """Embed texts that are new (a new walk, or a walk whose text changed) and append their
     vectors. Vectors of walks that are gone stay until compaction (vectors are matched to texts
     by walk_id and text_id, so they are never used)."""
-    from kgwalk.embed.pipeline import VECTORS_SCHEMA, block_rows, embed_batch, embedder_from_conf
-
     reflects = step.pending()
     if reflects is None:
         return
@@ -32,11 +43,9 @@ def _update(step: Step) -> None:
     done = step.state["vectors"].reflects
     todo = new_text_pairs(cfg, done["texts"], step.shared)
     if todo.num_rows:
-        embedder = embedder_from_conf(cfg.embed)
-        rows = block_rows(cfg.embed)
-        vectors = pa.concat_tables([embed_batch(embedder, todo.slice(i, rows)) for i in range(0, todo.num_rows, rows)])
+        vectors = embed_here(cfg, todo)
         crashpoint("vectors.embedded")
-        version = write_table(cfg.table("vectors"), vectors.cast(VECTORS_SCHEMA), mode="append", metadata=reflects)
+        version = write_table(cfg.table("vectors"), vectors, mode="append", metadata=reflects)
     else:
         version = table_version(cfg.table("vectors"))
     crashpoint("vectors.written")
