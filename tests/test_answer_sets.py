@@ -119,7 +119,7 @@ def test_lists_name_what_the_context_lacks_best_walk_first_within_the_budget(set
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
+def films_corpus(tmp_path_factory):
     return corpus.built_kg(tmp_path_factory.mktemp("answer_sets"), KG)
 
 
@@ -156,8 +156,8 @@ def test_an_ego_graph_lists_its_best_walks_end_first(sets):
 
 
 @pytest.mark.parametrize("mode", ["walks", "ego"])
-def test_the_retriever_completes_each_shown_walks_answer_set(built, mode):
-    folder, kg = built
+def test_the_retriever_completes_each_shown_walks_answer_set(films_corpus, mode):
+    folder, kg = films_corpus
     question = "the director of Kismet directed which films"
     plain, listed = (Retriever(corpus.config(folder, kg, [f"query.mode={mode}", f"query.also_chars={chars}"])) for chars in (0, 10_000))
     before, after = (r.retrieve(question, k_nodes=1, k_walks=3) for r in (plain, listed))

@@ -89,12 +89,12 @@ KG = [("Dieterle", "directed", film) for film in ("Kismet", "Juarez", "Tennessee
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
+def dieterle_corpus(tmp_path_factory):
     return corpus.built_kg(tmp_path_factory.mktemp("ego"), KG)
 
 
-def test_ego_mode_in_the_retriever(built):
-    folder, kg = built
+def test_ego_mode_in_the_retriever(dieterle_corpus):
+    folder, kg = dieterle_corpus
     question = "which films did Dieterle direct"
     retrievers = [Retriever(corpus.config(folder, kg, overrides)) for overrides in
                   ([], ["query.mode=ego"], ["query.mode=ego", "query.ego_chars=2000"], ["query.mode=ego", "query.ego_chars=40"])]
@@ -116,8 +116,8 @@ def test_ego_mode_in_the_retriever(built):
         r.close()
 
 
-def test_the_answer_prompt_reads_the_ego_graph_by_default(built):
-    folder, kg = built
+def test_the_answer_prompt_reads_the_ego_graph_by_default(dieterle_corpus):
+    folder, kg = dieterle_corpus
     question = "which films did Dieterle direct"
     for context in ("ego", "walks"):
         model = corpus.EchoModel()

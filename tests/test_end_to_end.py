@@ -20,7 +20,7 @@ from conftest import TINY_KG
 
 
 @pytest.fixture(scope="module")
-def built(spark, tmp_path_factory):
+def tiny_build(spark, tmp_path_factory):
     # a space and non-ASCII letters in the warehouse path and the name: files reach Spark, Ray and
     # Arrow by path, and delta-rs hands them out percent-encoded
     warehouse = tmp_path_factory.mktemp("wh") / "my wärehouse"
@@ -32,8 +32,8 @@ def built(spark, tmp_path_factory):
     ray.shutdown()
 
 
-def test_build_writes_every_table_and_both_collections(built):
-    cfg, report = built
+def test_build_writes_every_table_and_both_collections(tiny_build):
+    cfg, report = tiny_build
     walks = read_table(cfg.table("walks"))
     texts = read_table(cfg.table("texts"))
     vectors = read_table(cfg.table("vectors"))
@@ -43,13 +43,13 @@ def test_build_writes_every_table_and_both_collections(built):
     assert report.index_bytes > 0
 
 
-def test_node_vector_is_the_normalized_mean_of_its_walk_vectors(built):
+def test_node_vector_is_the_normalized_mean_of_its_walk_vectors(tiny_build):
     import numpy as np
 
     from kgwalk.embed.pipeline import arrow_to_vectors
     from kgwalk.index.store import open_store
 
-    cfg, _ = built
+    cfg, _ = tiny_build
     walks = read_table(cfg.table("walks"), ["walk_id", "root"]).sort_by("walk_id")
     vectors = read_table(cfg.table("vectors")).sort_by("walk_id")
     roots = walks.column("root").to_numpy()
@@ -67,8 +67,8 @@ def top_walk_triples(hits):
     return hits.nodes[0].walks[0].triples
 
 
-def test_retriever_finds_the_answering_walk(built):
-    cfg, _ = built
+def test_retriever_finds_the_answering_walk(tiny_build):
+    cfg, _ = tiny_build
     retriever = Retriever(cfg)
     hits = retriever.retrieve("who directed Kismet")
     assert hits.nodes[0].label == "Kismet"
@@ -85,8 +85,8 @@ def test_retriever_finds_the_answering_walk(built):
     retriever.close()
 
 
-def test_server_backend_gives_the_same_answers(built, tmp_path):
-    cfg, _ = built
+def test_server_backend_gives_the_same_answers(tiny_build, tmp_path):
+    cfg, _ = tiny_build
     server_cfg = load_config(
         None, ["index.backend=server", f"index.url={tmp_path / 'qdrant-local'}"], name=cfg.name, warehouse=cfg.warehouse
     )
@@ -105,8 +105,8 @@ def kgwalk_cli(*args):
     return subprocess.run([sys.executable, "-m", "kgwalk.cli", *args], capture_output=True, text=True, env=env, timeout=300)
 
 
-def test_cli_query_json_and_clear_errors(built, tmp_path):
-    cfg, _ = built
+def test_cli_query_json_and_clear_errors(tiny_build, tmp_path):
+    cfg, _ = tiny_build
     out = kgwalk_cli("query", "--name", cfg.name, "--warehouse", cfg.warehouse, "--json", "who directed Kismet")
     assert out.returncode == 0, out.stderr
     payload = json.loads(out.stdout)
@@ -128,12 +128,12 @@ def test_cli_query_json_and_clear_errors(built, tmp_path):
     assert bad_kg.returncode == 2 and "KG file not found" in bad_kg.stderr
 
 
-def test_refresh_query_and_serve_in_a_path_with_spaces_and_non_ascii(built, tmp_path):
+def test_refresh_query_and_serve_in_a_path_with_spaces_and_non_ascii(tiny_build, tmp_path):
     from fastapi.testclient import TestClient
 
     from kgwalk.serve import create_app
 
-    cfg, _ = built
+    cfg, _ = tiny_build
     warehouse = tmp_path / "space wh ö"
     shutil.copytree(cfg.root, warehouse / cfg.name)
     changes = tmp_path / "c.txt"
@@ -156,8 +156,8 @@ def test_a_kg_name_is_one_safe_path_segment(tmp_path, name):
     assert not (tmp_path / "escape").exists() and not (tmp_path / "wh").exists()
 
 
-def test_wrong_inputs_are_one_line_and_leave_nothing_behind(built, tmp_path):
-    cfg, _ = built
+def test_wrong_inputs_are_one_line_and_leave_nothing_behind(tiny_build, tmp_path):
+    cfg, _ = tiny_build
     warehouse = tmp_path / "wh"
     missing = kgwalk_cli("build", "--name", "fresh", "--warehouse", str(warehouse), "--kg", str(tmp_path / "none.txt"))
     assert missing.returncode == 2 and missing.stderr.strip() == f"kgwalk: error: KG file not found: {tmp_path / 'none.txt'}"
@@ -180,8 +180,8 @@ def test_stages_out_of_order_fail_fast_with_a_hint(tmp_path):
         assert f"run `kgwalk {hint}` first" in out.stderr and "Traceback" not in out.stderr
 
 
-def test_eval_metaqa_scores_retrieval_on_question_files(built, tmp_path):
-    cfg, _ = built
+def test_eval_metaqa_scores_retrieval_on_question_files(tiny_build, tmp_path):
+    cfg, _ = tiny_build
     data = tmp_path / "metaqa"
     (data / "1-hop").mkdir(parents=True)
     # who directed Kismet: topic, context and best walk all right; the other two cannot be answered
@@ -203,8 +203,8 @@ def test_eval_metaqa_scores_retrieval_on_question_files(built, tmp_path):
     assert missing.returncode == 2 and "no MetaQA file" in missing.stderr and "Traceback" not in missing.stderr
 
 
-def test_cli_answer_needs_an_llm_and_fit_paths_feeds_the_reranker(built, tmp_path):
-    cfg, _ = built
+def test_cli_answer_needs_an_llm_and_fit_paths_feeds_the_reranker(tiny_build, tmp_path):
+    cfg, _ = tiny_build
     base = ("--name", cfg.name, "--warehouse", cfg.warehouse)
     no_llm = kgwalk_cli("answer", *base, "who directed [Kismet]")
     assert no_llm.returncode == 2 and "answer.backend" in no_llm.stderr and len(no_llm.stderr.strip().splitlines()) == 1

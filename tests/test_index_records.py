@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from corpus import build_in_process, config
+import corpus
 from kgwalk.errors import KgwalkError
 from kgwalk.index.records import WalkRecords
 from kgwalk.index.store import collection_names, open_store
@@ -25,12 +25,10 @@ TRIPLES = [
 ]
 
 
-def built(tmp_path: Path):
-    kg = tmp_path / "kg.txt"
-    kg.write_text("".join("|".join(t) + "\n" for t in TRIPLES))
-    cfg = config(tmp_path / "wh", kg, ["query.node_search=dense", "query.rerank=none"])
-    build_in_process(cfg)
-    return cfg
+def built_config(tmp_path: Path):
+    """TRIPLES built in this process, read with dense node search in cosine order."""
+    folder, kg = corpus.built_kg(tmp_path, TRIPLES)
+    return corpus.config(folder, kg, ["query.node_search=dense", "query.rerank=none"])
 
 
 def expected_walks(cfg) -> dict[int, dict]:
@@ -46,7 +44,7 @@ def expected_walks(cfg) -> dict[int, dict]:
 
 
 def test_walk_hits_show_the_tables_rows_while_points_carry_ids_only(tmp_path):
-    cfg = built(tmp_path)
+    cfg = built_config(tmp_path)
     walks = expected_walks(cfg)
     store = open_store(cfg)
     _, walks_c = collection_names(cfg)
@@ -70,7 +68,7 @@ def test_walk_hits_show_the_tables_rows_while_points_carry_ids_only(tmp_path):
 def test_records_read_on_demand_equal_those_held_in_memory(tmp_path):
     """A one-shot reader (`kgwalk query`) reads only its hits' rows: the very same records, in the
     order asked, repeated ids included; a missing id is an error either way."""
-    cfg = built(tmp_path)
+    cfg = built_config(tmp_path)
     ids = sorted(expected_walks(cfg))
     store = open_store(cfg)
     reflects = store.reflects()
@@ -90,7 +88,7 @@ def test_records_read_on_demand_equal_those_held_in_memory(tmp_path):
 def test_records_follow_the_versions_the_index_reflects(tmp_path, on_demand):
     """After a refresh, records synced to the old index version still show its walks (a reader
     on the old generation), and the new version's walks only at the new version."""
-    cfg = built(tmp_path)
+    cfg = built_config(tmp_path)
     old_walks = expected_walks(cfg)
     store = open_store(cfg)
     old_reflects = store.reflects()
