@@ -50,7 +50,7 @@ def test_the_precision_alone_does_not_disagree(hashing_kg):
 
 
 @pytest.fixture(scope="module")
-def static_cache(tmp_path_factory) -> Path:
+def seeded_static_cache(tmp_path_factory) -> Path:
     """An XDG cache whose `static` entry is a real model2vec model (MiniLM's tokenizer, seeded
     random token vectors) saved where a distillation of the bundled MiniLM is cached: embed.model=static
     loads it without the minute of distilling."""
@@ -65,10 +65,10 @@ def static_cache(tmp_path_factory) -> Path:
     return xdg
 
 
-def test_the_cached_static_model_encodes_as_from_pretrained_loads_it(static_cache):
+def test_the_cached_static_model_encodes_as_from_pretrained_loads_it(seeded_static_cache):
     from model2vec import StaticModel
 
-    root = static_cache / "kgwalk" / "static"
+    root = seeded_static_cache / "kgwalk" / "static"
     loaded = distilled_model(DEFAULT_SOURCE, root)
     reference = StaticModel.from_pretrained(cache_entry(DEFAULT_SOURCE, root), force_download=False)
     assert loaded.max_length == reference.max_length == 512 and loaded.normalize == reference.normalize
@@ -85,21 +85,21 @@ def cli_query(warehouse: Path, xdg: Path, *settings: str) -> tuple[subprocess.Co
     return done, imported
 
 
-def test_a_static_kg_from_the_shell(static_cache, tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(static_cache))
+def test_a_static_kg_from_the_shell(seeded_static_cache, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(seeded_static_cache))
     kg = tmp_path / "kg.txt"
     kg.write_text("".join(f"{h}|{r}|{t}\n" for h, r, t in KG))
     cfg = corpus.config(tmp_path, kg, ["embed.model=static"])
     corpus.build_in_process(cfg)
 
-    refused, imported = cli_query(tmp_path, static_cache, "embed.model=all-MiniLM-L6-v2")
+    refused, imported = cli_query(tmp_path, seeded_static_cache, "embed.model=all-MiniLM-L6-v2")
     errors = [line for line in refused.stderr.splitlines() if not line.startswith("import time:")]
     assert refused.returncode == 2 and errors == [
         f"kgwalk: error: {cfg.root}'s vectors were made with embed.model=static, not all-MiniLM-L6-v2: query with --set "
         "embed.model=static (conf: embed.model), or embed and index it again with this model (kgwalk embed, then kgwalk index)"]
     assert not imported & {*NOT_LOADED, "model2vec"}  # refused before any model loaded
 
-    answered, imported = cli_query(tmp_path, static_cache, "query.prior_encoder=embed")  # conf/local.yaml: embed.model auto, static here
+    answered, imported = cli_query(tmp_path, seeded_static_cache, "query.prior_encoder=embed")  # conf/local.yaml: embed.model auto, static here
     assert answered.returncode == 0, answered.stderr[-2000:]
     assert json.loads(answered.stdout)["nodes"][0]["label"] == "Kismet"
     assert "model2vec" in imported and not imported & set(NOT_LOADED)
@@ -108,7 +108,7 @@ def test_a_static_kg_from_the_shell(static_cache, tmp_path, monkeypatch):
     from kgwalk.embed.onnx import OnnxEmbedder
 
     OnnxEmbedder(DEFAULT_SOURCE)  # the export, once, in this test's cache (exporting is what needs torch)
-    answered, imported = cli_query(tmp_path, static_cache)
+    answered, imported = cli_query(tmp_path, seeded_static_cache)
     assert answered.returncode == 0, answered.stderr[-2000:]
     assert json.loads(answered.stdout)["nodes"][0]["label"] == "Kismet"
     assert {"model2vec", "onnxruntime"} <= imported and not imported & {"torch", "transformers", "sentence_transformers"}

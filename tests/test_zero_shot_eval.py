@@ -25,7 +25,7 @@ QUESTIONS = [
 
 
 @pytest.fixture(scope="module")
-def small_corpus(tmp_path_factory):
+def corpus_and_questions(tmp_path_factory):
     root = tmp_path_factory.mktemp("zero_shot_eval")
     kg = root / "kg.txt"
     kg.write_text("".join(f"{h}|{r}|{t}\n" for h, r, t in TRIPLES))
@@ -45,8 +45,8 @@ def test_plain_questions_drop_the_brackets(tmp_path):
 
 
 @pytest.mark.parametrize("plain", [False, True])
-def test_answer_set_recall_counts_the_share_of_gold_answers_in_the_context(small_corpus, plain):
-    cfg, data = small_corpus
+def test_answer_set_recall_counts_the_share_of_gold_answers_in_the_context(corpus_and_questions, plain):
+    cfg, data = corpus_and_questions
     retriever = Retriever(cfg)
     try:
         s = score_retrieval(retriever, load_questions(data / "1-hop" / "qa_dev.txt"), 1, plain=plain)
@@ -58,8 +58,8 @@ def test_answer_set_recall_counts_the_share_of_gold_answers_in_the_context(small
     assert s.answer_recall == pytest.approx((0.5 + 1 + 1) / 3)  # ... but only one of Kismet's two
 
 
-def test_cli_eval_plain_prints_and_returns_answer_set_recall(small_corpus, capsys):
-    cfg, data = small_corpus
+def test_cli_eval_plain_prints_and_returns_answer_set_recall(corpus_and_questions, capsys):
+    cfg, data = corpus_and_questions
     args = ["eval", "metaqa", "--name", cfg.name, "--warehouse", cfg.warehouse, "--data", str(data), "--hops", "1",
             "--set", f"embed.model={corpus.MODEL}", "--set", "query.k_nodes=1", "--set", "query.k_walks=10"]
     assert run([*args, "--plain", "--json"]) == 0
@@ -71,14 +71,14 @@ def test_cli_eval_plain_prints_and_returns_answer_set_recall(small_corpus, capsy
     assert f"{2.5 / 3:.4f}" in table
 
 
-def test_cli_eval_times_questions_on_a_warm_retriever_with_its_startup_frozen(small_corpus, monkeypatch, capsys):
+def test_cli_eval_times_questions_on_a_warm_retriever_with_its_startup_frozen(corpus_and_questions, monkeypatch, capsys):
     """As `kgwalk serve` answers them: warmed up, what startup made out of the cyclic GC's scans
     (kgwalk.query.retriever.long_lived_frozen), handed back when the eval ends."""
     import gc
 
     from kgwalk.eval import metaqa
 
-    cfg, data = small_corpus
+    cfg, data = corpus_and_questions
     seen = []
 
     def scored(retriever, *args, **kwargs):
