@@ -298,6 +298,10 @@ class ServeConf:
     port: int = 8321
     api_key_env: str = "KGWALK_API_KEY"  # the variable holding the key; keys never go in conf
     max_k: int = 20
+    # Without an API key, requests must name a loopback host or serve.host in their Host header
+    # (against DNS rebinding: a web page whose name resolves to 127.0.0.1); more names here, e.g.
+    # a reverse proxy's "kg.internal" or "kg.internal:8080"
+    allowed_hosts: list[str] = field(default_factory=list)
 
 
 @dataclass
