@@ -13,7 +13,7 @@ from dataclasses import asdict
 from kgwalk.config import Config, load_config
 from kgwalk.errors import BusyError, KgwalkError, PortInUse, QualityGateFailed
 from kgwalk.log import timed
-from kgwalk.stages import STAGES, Runner, check_refresh_input, stage_named
+from kgwalk.stages import STAGES, Runner, check_kg_exists, check_refresh_input, stage_named
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -141,6 +141,7 @@ def _query(args: argparse.Namespace) -> int:
 
     cfg = config_from_args(args)
     _check_k(cfg, args)
+    check_kg_exists(cfg)
     with closing(Retriever(cfg, records_on_demand=True)) as retriever:  # one question: its walks' rows, not every walk's
         retrieval = retriever.retrieve(args.question, args.k_nodes, args.k_walks)
     if args.json:
@@ -155,6 +156,7 @@ def _answer(args: argparse.Namespace) -> int:
 
     cfg = config_from_args(args)
     _check_k(cfg, args)
+    check_kg_exists(cfg)
     with closing(Answerer(cfg)) as answerer:
         result = answerer.answer(args.question, args.k_nodes, args.k_walks)
     print(json.dumps(result.to_json(), ensure_ascii=False) if args.json else result.answer)
@@ -169,6 +171,7 @@ def _fit_paths(args: argparse.Namespace) -> int:
     from kgwalk.storage import write_table
 
     cfg = config_from_args(args)
+    check_kg_exists(cfg)
     with closing(Retriever(cfg)) as retriever:
         examples, skipped = [], 0
         for path in args.questions:
@@ -192,6 +195,7 @@ def _eval(args: argparse.Namespace) -> int:
         hops = [int(h) for h in args.hops.split(",")]
     except ValueError:
         raise KgwalkError(f"eval: --hops takes comma-separated numbers, got {args.hops!r}") from None
+    check_kg_exists(cfg)
     files = {h: question_file(args.data or METAQA_DIR, h, args.split) for h in hops}
     answerer = Answerer(cfg) if args.answer else None
     retriever = answerer.retriever if answerer else Retriever(cfg)
@@ -209,7 +213,9 @@ def _eval(args: argparse.Namespace) -> int:
 def _status(args: argparse.Namespace) -> int:
     from kgwalk.refresh.status import status_text
 
-    print(status_text(config_from_args(args)))
+    cfg = config_from_args(args)
+    check_kg_exists(cfg)
+    print(status_text(cfg))
     return 0
 
 

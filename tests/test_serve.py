@@ -442,3 +442,5 @@ def test_status_is_kgwalk_status_as_data_with_the_corpus_shape(server, cfg):
     assert [(h["id"], h["edges"], h["walks"]) for h in corpus_shape["hubs"]] == [(i, n, roots[i]) for i, n in top]
     assert got["service"]["answer"] is False and got["service"]["embed_model"] == cfg.embed.model
     assert httpx.get(server.url + "/status").json()["corpus"] == corpus_shape  # kept per table version
+    with KgwalkClient(server.url) as c:
+        assert c.status() == got

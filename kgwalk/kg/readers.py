@@ -67,6 +67,8 @@ def input_file(path: str | Path, what: str = "KG file") -> Path:
     p = Path(path)
     if p.is_dir():
         raise KgwalkError(f"{what} {path} is a directory, not a file")
+    if p.exists() and not p.is_file():  # a device (/dev/zero), a pipe, a socket: not read to the end
+        raise KgwalkError(f"{what} {path} is not a regular file")
     if not p.is_file():
         raise KgwalkError(f"{what} not found: {path}")
     if not os.access(p, os.R_OK):

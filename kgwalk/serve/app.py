@@ -43,6 +43,7 @@ from kgwalk.query import Answerer, Retrieval, Retriever
 from kgwalk.query.answer import check_answer_conf
 from kgwalk.query.retriever import long_lived_frozen
 from kgwalk.refresh.status import corpus_shape, status_data
+from kgwalk.stages import check_kg_exists
 
 # No API key needed: load balancers and probes call /health; the page and its files load without
 # one so that the page can ask for it (its API calls need it).
@@ -536,17 +537,19 @@ def run_server(cfg: Config, host: str | None = None, port: int | None = None) ->
     if cfg.answer.backend:
         check_answer_conf(cfg)
     cfg = dataclasses.replace(cfg, serve=dataclasses.replace(cfg.serve, host=host))  # the host it answers to (Host check)
-    with _listen(host, port) as sock, contextlib.closing(Retriever(cfg)) as retriever:
-        # Warmed up here, so that a missing corpus ends in one line rather than inside uvicorn's startup.
-        retriever.warm_up()
-        shard_files = getattr(retriever.store, "shard_files", None)  # an embedded index (EdgeStore)
-        if shard_files is not None:  # serving starts at once; searches get faster as the files are read
-            threading.Thread(target=preload, args=(shard_files(),), name="kgwalk-preload", daemon=True).start()
-        port = sock.getsockname()[1]
-        server = uvicorn.Server(uvicorn.Config(create_app(cfg, retriever, freeze_gc=True), host=host, port=port))
-        print(f"kgwalk: serving {cfg.name!r} on http://{host}:{port}/ (API docs at /docs; Ctrl+C stops)", file=sys.stderr, flush=True)
-        # uvicorn exits 3 when its startup fails, the code of a failed quality gate: said below instead
-        with contextlib.suppress(KeyboardInterrupt, SystemExit):
-            server.run(sockets=[sock])
-        if not server.started:
-            raise KgwalkError("serve: the service did not start (uvicorn's log above says why)")
+    with _listen(host, port) as sock:
+        check_kg_exists(cfg)  # after the port: a port in use is said first, with its own exit code
+        with contextlib.closing(Retriever(cfg)) as retriever:
+            # Warmed up here, so that a missing corpus ends in one line rather than inside uvicorn's startup.
+            retriever.warm_up()
+            shard_files = getattr(retriever.store, "shard_files", None)  # an embedded index (EdgeStore)
+            if shard_files is not None:  # serving starts at once; searches get faster as the files are read
+                threading.Thread(target=preload, args=(shard_files(),), name="kgwalk-preload", daemon=True).start()
+            port = sock.getsockname()[1]
+            server = uvicorn.Server(uvicorn.Config(create_app(cfg, retriever, freeze_gc=True), host=host, port=port))
+            print(f"kgwalk: serving {cfg.name!r} on http://{host}:{port}/ (API docs at /docs; Ctrl+C stops)", file=sys.stderr, flush=True)
+            # uvicorn exits 3 when its startup fails, the code of a failed quality gate: said below instead
+            with contextlib.suppress(KeyboardInterrupt, SystemExit):
+                server.run(sockets=[sock])
+            if not server.started:
+                raise KgwalkError("serve: the service did not start (uvicorn's log above says why)")
