@@ -12,7 +12,7 @@ from dataclasses import asdict
 
 from kgwalk.config import Config, load_config
 from kgwalk.errors import BusyError, KgwalkError, PortInUse, QualityGateFailed
-from kgwalk.log import timed
+from kgwalk.log import log, timed
 from kgwalk.stages import STAGES, Runner, check_kg_exists, check_refresh_input, stage_named
 
 
@@ -186,9 +186,10 @@ def _fit_paths(args: argparse.Namespace) -> int:
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from kgwalk.eval.metaqa import METAQA_DIR, load_questions, question_file, sample, score_retrieval
+    from kgwalk.eval.metaqa import METAQA_DIR, load_questions, missing_topics_warning, question_file, sample, score_retrieval
     from kgwalk.query import Answerer, Retriever
     from kgwalk.query.retriever import long_lived_frozen
+    from kgwalk.storage import read_table
 
     cfg = config_from_args(args)
     try:
@@ -197,12 +198,16 @@ def _eval(args: argparse.Namespace) -> int:
         raise KgwalkError(f"eval: --hops takes comma-separated numbers, got {args.hops!r}") from None
     check_kg_exists(cfg)
     files = {h: question_file(args.data or METAQA_DIR, h, args.split) for h in hops}
+    asked = {h: sample(load_questions(files[h]), args.limit) for h in hops}
+    warning = missing_topics_warning(asked, read_table(cfg.table("entities"), ["id"], what="ingest").column("id"), cfg.name)
+    if warning:
+        log(warning)
     answerer = Answerer(cfg) if args.answer else None
     retriever = answerer.retriever if answerer else Retriever(cfg)
     with closing(retriever):  # all an Answerer holds open is its retriever
         retriever.warm_up()  # the timed questions start as a server's do
         with long_lived_frozen():
-            scores = [score_retrieval(retriever, sample(load_questions(files[h]), args.limit), h, answerer=answerer, plain=args.plain) for h in hops]
+            scores = [score_retrieval(retriever, asked[h], h, answerer=answerer, plain=args.plain) for h in hops]
     if args.json:
         print(json.dumps([asdict(s) | {"rerank": retriever.rerank} for s in scores]))
     else:
