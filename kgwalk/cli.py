@@ -12,7 +12,7 @@ from dataclasses import asdict
 
 from kgwalk.config import Config, load_config
 from kgwalk.errors import BusyError, KgwalkError, PortInUse, QualityGateFailed
-from kgwalk.log import log, timed
+from kgwalk.log import engine_logs, log, log_path, timed
 from kgwalk.stages import STAGES, Runner, check_kg_exists, check_refresh_input, stage_named
 
 
@@ -22,6 +22,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--warehouse", help="folder of Delta tables and the embedded index (conf: warehouse)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override any config key, e.g. --set walks.depth=2 (repeatable)")
+    p.add_argument("--verbose", action="store_true",
+                   help="show Spark's and Ray's own output here; by default it goes to a log file, <warehouse>/<name>/_logs/<command>-<time>-<pid>.log")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -264,9 +266,17 @@ _HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
 }
 
 
+# the commands that may start Spark or Ray: all writers, each under its KG's writer lock
+_ENGINE_COMMANDS = frozenset({"build", "refresh", *(s.command for s in STAGES)})
+
+
 def run(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    return _HANDLERS[args.command](args)
+    logs = None
+    if args.command in _ENGINE_COMMANDS and not args.verbose:
+        logs = log_path(config_from_args(args).root, args.command)
+    with engine_logs(logs):
+        return _HANDLERS[args.command](args)
 
 
 _DISK_ERRNOS = {errno.ENOSPC: "no space left on device", errno.EDQUOT: "disk quota exceeded", errno.EROFS: "read-only file system", errno.EACCES: "permission denied"}
