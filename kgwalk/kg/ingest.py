@@ -115,7 +115,7 @@ def ingest(
     return result
 
 
-def keep_rejected(path: Path, rejected: pa.Table, metadata: dict[str, Any] | None = None) -> str:
+def keep_rejected(path: str | Path, rejected: pa.Table, metadata: dict[str, Any] | None = None) -> str:
     """Write rejected lines: an ingest's (overwriting the table, as an ingest does), or with
     `metadata` a change's (appended once: a retry of the same run finds its commit there).
     Returns the words that end a failed gate's error, saying where they are ("" for none)."""
