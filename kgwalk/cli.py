@@ -12,8 +12,8 @@ from dataclasses import asdict
 
 from kgwalk.config import Config, load_config
 from kgwalk.errors import BusyError, KgwalkError, PortInUse, QualityGateFailed
-from kgwalk.log import timed
-from kgwalk.stages import STAGES, Runner, check_refresh_input, stage_named
+from kgwalk.log import engine_logs, log, log_path, timed
+from kgwalk.stages import STAGES, Runner, check_kg_exists, check_refresh_input, stage_named
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -22,6 +22,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--warehouse", help="folder of Delta tables and the embedded index (conf: warehouse)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override any config key, e.g. --set walks.depth=2 (repeatable)")
+    p.add_argument("--verbose", action="store_true",
+                   help="show Spark's and Ray's own output here; by default it goes to a log file, <warehouse>/<name>/_logs/<command>-<time>-<pid>.log")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -144,6 +146,7 @@ def _query(args: argparse.Namespace) -> int:
 
     cfg = config_from_args(args)
     _check_k(cfg, args)
+    check_kg_exists(cfg)
     with closing(Retriever(cfg, records_on_demand=True)) as retriever:  # one question: its walks' rows, not every walk's
         retrieval = retriever.retrieve(args.question, args.k_nodes, args.k_walks)
     if args.json:
@@ -158,6 +161,7 @@ def _answer(args: argparse.Namespace) -> int:
 
     cfg = config_from_args(args)
     _check_k(cfg, args)
+    check_kg_exists(cfg)
     with closing(Answerer(cfg)) as answerer:
         result = answerer.answer(args.question, args.k_nodes, args.k_walks)
     print(json.dumps(result.to_json(), ensure_ascii=False) if args.json else result.answer)
@@ -172,6 +176,7 @@ def _fit_paths(args: argparse.Namespace) -> int:
     from kgwalk.storage import write_table
 
     cfg = config_from_args(args)
+    check_kg_exists(cfg)
     with closing(Retriever(cfg)) as retriever:
         examples, skipped = [], 0
         for path in args.questions:
@@ -186,22 +191,28 @@ def _fit_paths(args: argparse.Namespace) -> int:
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from kgwalk.eval.metaqa import METAQA_DIR, load_questions, question_file, sample, score_retrieval
+    from kgwalk.eval.metaqa import METAQA_DIR, load_questions, missing_topics_warning, question_file, sample, score_retrieval
     from kgwalk.query import Answerer, Retriever
     from kgwalk.query.retriever import long_lived_frozen
+    from kgwalk.storage import read_table
 
     cfg = config_from_args(args)
     try:
         hops = [int(h) for h in args.hops.split(",")]
     except ValueError:
         raise KgwalkError(f"eval: --hops takes comma-separated numbers, got {args.hops!r}") from None
+    check_kg_exists(cfg)
     files = {h: question_file(args.data or METAQA_DIR, h, args.split) for h in hops}
+    asked = {h: sample(load_questions(files[h]), args.limit) for h in hops}
+    warning = missing_topics_warning(asked, read_table(cfg.table("entities"), ["id"], what="ingest").column("id"), cfg.name)
+    if warning:
+        log(warning)
     retriever = Retriever(cfg)
     answerer = Answerer(cfg, retriever=retriever) if args.answer else None
     with closing(retriever):  # all an Answerer holds open is its retriever
         retriever.warm_up()  # the timed questions start as a server's do
         with long_lived_frozen():
-            scores = [score_retrieval(retriever, sample(load_questions(files[h]), args.limit), h, answerer=answerer, plain=args.plain) for h in hops]
+            scores = [score_retrieval(retriever, asked[h], h, answerer=answerer, plain=args.plain) for h in hops]
     if args.json:
         print(json.dumps([asdict(s) | {"rerank": retriever.rerank} for s in scores]))
     else:
@@ -212,7 +223,9 @@ def _eval(args: argparse.Namespace) -> int:
 def _status(args: argparse.Namespace) -> int:
     from kgwalk.refresh.status import status_text
 
-    print(status_text(config_from_args(args)))
+    cfg = config_from_args(args)
+    check_kg_exists(cfg)
+    print(status_text(cfg))
     return 0
 
 
@@ -256,9 +269,17 @@ _HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
 }
 
 
+# the commands that may start Spark or Ray: all writers, each under its KG's writer lock
+_ENGINE_COMMANDS = frozenset({"build", "refresh", *(s.command for s in STAGES)})
+
+
 def run(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    return _HANDLERS[args.command](args)
+    logs = None
+    if args.command in _ENGINE_COMMANDS and not args.verbose:
+        logs = log_path(config_from_args(args).root, args.command)
+    with engine_logs(logs):
+        return _HANDLERS[args.command](args)
 
 
 _DISK_ERRNOS = {errno.ENOSPC: "no space left on device", errno.EDQUOT: "disk quota exceeded", errno.EROFS: "read-only file system", errno.EACCES: "permission denied"}

@@ -46,6 +46,11 @@ class KgwalkClient:
     def health(self) -> dict[str, Any]:
         return self._call("GET", "/health")
 
+    def status(self) -> dict[str, Any]:
+        """What `kgwalk status` says, as data: {"name", "kg", "derived", "index_layout", "last_refresh",
+        "writer_lock", "corpus", "service", ...}."""
+        return self._call("GET", "/status")
+
     def retrieve(self, question: str, k_nodes: int | None = None, k_walks: int | None = None) -> dict[str, Any]:
         """{"question", "nodes": [{"id", "label", "score", "walks": [{"text", "triples", ...}]}], "timings_ms"}"""
         return self._call("POST", "/retrieve", _body(question, k_nodes, k_walks))

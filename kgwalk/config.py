@@ -326,6 +326,10 @@ class ServeConf:
     port: int = 8321
     api_key_env: str = "KGWALK_API_KEY"  # the variable holding the key; keys never go in conf
     max_k: Count = 20  # the most nodes or walks a retrieval may ask for: the Python API, the CLI and the service alike
+    # Without an API key, requests must name a loopback host or serve.host in their Host header
+    # (against DNS rebinding: a web page whose name resolves to 127.0.0.1); more names here, e.g.
+    # a reverse proxy's "kg.internal" or "kg.internal:8080"
+    allowed_hosts: list[str] = field(default_factory=list)
 
 
 @dataclass

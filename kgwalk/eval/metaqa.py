@@ -98,6 +98,24 @@ def question_file(data_dir: str | Path, hops: int, split: str) -> Path:
     return path
 
 
+def topics_missing(questions: list[Question], entity_ids: pa.ChunkedArray) -> int:
+    """How many questions' topic entities are not in the KG (`entity_ids`: its entities' ids)."""
+    topics = pa.array([q.topic for q in questions], pa.int64())
+    return int(pc.sum(pc.invert(pc.is_in(topics, value_set=entity_ids.combine_chunks()))).as_py() or 0)
+
+
+def missing_topics_warning(asked: dict[int, list[Question]], entity_ids: pa.ChunkedArray, kg: str) -> str | None:
+    """One line for questions (by hop count) whose topics the KG lacks, or None when it has them
+    all: a corpus built from another KG scores zeros, which read as a retrieval failure."""
+    missing = {h: topics_missing(qs, entity_ids) for h, qs in asked.items()}
+    total = sum(len(qs) for qs in asked.values())
+    if not any(missing.values()):
+        return None
+    per_hop = ", ".join(f"{h}-hop {n:,} of {len(asked[h]):,}" for h, n in missing.items())
+    return (f"warning: {sum(missing.values()):,} of {total:,} questions name a topic that is not an entity of the KG {kg!r} ({per_hop}); "
+            "they score 0: is the KG the one the questions are about (MetaQA's kb.txt)?")
+
+
 def sample(questions: list[Question], limit: int | None, seed: int = 0) -> list[Question]:
     """A deterministic sample of `limit` questions (all when None): the same every run."""
     if not limit or limit >= len(questions):
