@@ -65,7 +65,7 @@ class Retrieval:
         return sorted((w for n in self.nodes for w in n.walks), key=best_first)
 
     def to_json(self) -> dict[str, Any]:
-        return {"question": self.question, "nodes": [asdict(n) for n in self.nodes], "timings_ms": self.timings_ms}
+        return {"question": self.question, "mode": self.mode, "nodes": [asdict(n) for n in self.nodes], "timings_ms": self.timings_ms}
 
 
 def walk_hit(score: float, p: dict[str, Any]) -> WalkHit:
