@@ -7,6 +7,8 @@ come back as tool errors (isError) with a one-line reason, and the server goes o
 from __future__ import annotations
 
 import json
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -154,6 +156,28 @@ def test_mcp_on_kgwalk_serve_behind_its_api_key(cfg, direct, monkeypatch):  # no
     finally:
         served.close()
         llm.close()
+
+
+def test_kgwalk_serve_mounts_mcp(cfg, direct):  # noqa: F811
+    """The CLI's wiring: `kgwalk serve` (port 0: the banner says which) has the tools at /mcp, behind its key."""
+    env = dict(os.environ, PYTHONPATH=str(REPO)) | {cfg.serve.api_key_env: KEY}
+    serve = subprocess.Popen([sys.executable, "-m", "kgwalk.cli", "serve", "--name", cfg.name, "--warehouse", str(cfg.warehouse), "--port", "0",
+                              "--set", f"embed.model={corpus.MODEL}"], cwd=REPO, env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        banner = next(line for line in serve.stderr if "serving" in line or serve.poll() is not None)
+        url = re.search(r"on (http://\S+)/ ", banner).group(1) + "/mcp"
+        assert httpx.post(url, json={}).status_code == 401
+
+        async def session() -> list[str]:
+            async with httpx2.AsyncClient(headers={"X-API-Key": KEY}) as http, Client(streamable_http_client(url, http_client=http)) as client:
+                found = await client.call_tool("search", {"question": QUESTION, "k_nodes": 1})
+                assert found.structured_content["walks"][0]["node"] == "Kismet"
+                return [t.name for t in (await client.list_tools()).tools]
+
+        assert anyio.run(session) == ["search", "answer", "entity", "status"]
+    finally:
+        serve.terminate()
+        serve.wait(30)
 
 
 def test_without_a_key_mcp_admits_loopback_hosts_alone(cfg, direct, monkeypatch):  # noqa: F811

@@ -55,18 +55,21 @@ class KgAccess(Protocol):
 
 
 class InProcess:
-    """A Retriever over a built warehouse, and an Answerer where answer.backend is set; one call at a time."""
+    """A Retriever over a built warehouse, and an Answerer where one is given; one call at a time."""
 
-    def __init__(self, cfg: Config) -> None:
-        self.cfg = cfg
-        self.answerer = Answerer(cfg) if cfg.answer.backend else None  # checks answer.* before the corpus opens
-        self._kg = LocalKg(self.answerer.retriever if self.answerer else Retriever(cfg))
-        self._why = ""
-        if self.answerer is None:
-            try:
-                check_answer_conf(cfg)
-            except KgwalkError as e:
-                self._why = str(e)
+    def __init__(self, retriever: Retriever, answerer: Answerer | None = None) -> None:
+        self.cfg = retriever.cfg
+        self.answerer = answerer
+        self._kg = LocalKg(retriever)
+        self._why = "" if answerer else _no_llm(self.cfg)
+
+    @classmethod
+    def open(cls, cfg: Config) -> "InProcess":
+        """The KG of `cfg`, with an Answerer where answer.backend is set (its settings checked before the corpus opens)."""
+        if cfg.answer.backend:
+            answerer = Answerer(cfg)
+            return cls(answerer.retriever, answerer)
+        return cls(Retriever(cfg))
 
     def retrieve(self, question: str, k_nodes: int | None, k_walks: int | None) -> dict[str, Any]:
         return self._kg.retrieve(question, k_nodes, k_walks)
@@ -74,7 +77,7 @@ class InProcess:
     def answer(self, question: str) -> dict[str, Any]:
         if self.answerer is None:
             raise KgwalkError(self._why)
-        with self._kg.lock:  # the answerer's retrieval is the same Retriever's
+        with self._kg.lock:  # the answerer retrieves with the same Retriever
             return self.answerer.answer(question).to_json()
 
     def lexicon(self) -> EntityLexicon:
@@ -89,6 +92,15 @@ class InProcess:
 
     def close(self) -> None:
         self._kg.close()
+
+
+def _no_llm(cfg: Config) -> str:
+    """Why a KG given no Answerer has no answers."""
+    try:
+        check_answer_conf(cfg)
+    except KgwalkError as e:
+        return str(e)
+    return "answer.backend is set, but this MCP server was made without an Answerer"
 
 
 class Served:
@@ -217,7 +229,7 @@ def run_stdio(cfg: Config) -> None:
     """`kgwalk mcp`: the tools over stdio until the client closes it. The corpus opens and warms up first, so that a
     missing one is a one-line error and the first call is not slow."""
     with contextlib.redirect_stdout(sys.stderr):  # stdout carries the protocol: what a library prints as it loads goes to stderr
-        kg = InProcess(cfg)
+        kg = InProcess.open(cfg)
     with contextlib.closing(kg):
         with contextlib.redirect_stdout(sys.stderr):
             kg.warm_up()
