@@ -11,6 +11,7 @@ tool error (isError) with the one-line reason; the server goes on.
 # their limits come from the config (serve.max_k, query.max_question_chars).
 
 import contextlib
+import inspect
 import sys
 from collections.abc import Callable
 from typing import Annotated, Any, Protocol
@@ -22,7 +23,6 @@ from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import BaseModel, Field, ValidationError
 from starlette.routing import BaseRoute
 
-from kgwalk.client import KgwalkClientError
 from kgwalk.config import Config
 from kgwalk.errors import KgwalkError
 from kgwalk.integrations.facts import EntityFacts, entity_facts
@@ -61,7 +61,7 @@ class InProcess:
         self.cfg = retriever.cfg
         self.answerer = answerer
         self._kg = LocalKg(retriever)
-        self._why = "" if answerer else _no_llm(self.cfg)
+        self._why = "" if answerer is not None else _no_llm(self.cfg)
 
     @classmethod
     def open(cls, cfg: Config) -> "InProcess":
@@ -120,7 +120,7 @@ class Served:
         return self.service.retriever.retriever.lexicon
 
     def no_llm(self) -> str:
-        return "" if self.service.answerer is not None else self.service.no_llm or "no LLM is configured (answer.backend)"
+        return "" if self.service.answerer is not None else self.service.no_llm
 
 
 class Search(BaseModel):
@@ -162,7 +162,13 @@ def _one_line(error: ValidationError) -> str:
 class _KgServer(MCPServer):
     """Tool errors in one line: a bad or unknown argument named with why, a KG's refusal with its reason."""
 
-    arguments: dict[str, frozenset[str]]
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.arguments: dict[str, frozenset[str]] = {}  # per tool, the arguments it takes
+
+    def add(self, fn: Callable[..., Any]) -> None:
+        self.add_tool(fn)
+        self.arguments[fn.__name__] = frozenset(inspect.signature(fn).parameters)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         unknown = sorted(set(arguments) - self.arguments.get(name, frozenset(arguments)))
@@ -175,7 +181,7 @@ class _KgServer(MCPServer):
             cause = e.__cause__
             if isinstance(cause, ValidationError):
                 raise ToolError(f"Error executing tool {name}: {_one_line(cause)}") from cause
-            if isinstance(cause, KgwalkError | KgwalkClientError):
+            if isinstance(cause, KgwalkError):
                 raise ToolError(f"Error executing tool {name}: {cause}") from cause
             raise
 
@@ -187,15 +193,10 @@ def mcp_server(kg: KgAccess) -> MCPServer:
                        instructions=f"Facts of the knowledge graph {cfg.name!r}, retrieved with no LLM in the loop: `search` a question "
                                     "for walks (sentences, triples, answer sets), `entity` for an entity's facts by its label, `answer` "
                                     "for an LLM's answer where one is configured, `status` for what the KG holds.")
-    server.arguments = {}
     Question = Annotated[str, Field(min_length=1, max_length=q.max_question_chars,  # noqa: N806 (a type)
                                     description=f"a question in plain words; naming an entity as the KG labels it, or in [brackets], helps (at most {q.max_question_chars} characters)")]
     KNodes = Annotated[int | None, Field(ge=1, le=cfg.serve.max_k, description=f"nodes to retrieve, 1..{cfg.serve.max_k} (default {q.k_nodes})")]  # noqa: N806
     KWalks = Annotated[int | None, Field(ge=1, le=cfg.serve.max_k, description=f"walks per node, 1..{cfg.serve.max_k} (default {q.k_walks})")]  # noqa: N806
-
-    def tool(fn: Callable[..., Any]) -> None:
-        server.add_tool(fn)
-        server.arguments[fn.__name__] = frozenset(fn.__annotations__) - {"return"}
 
     def search(question: Question, k_nodes: KNodes = None, k_walks: KWalks = None) -> Search:
         """Walk&Retrieve: the KG's nodes closest to the question, and of each the walks most similar to it, best first.
@@ -209,7 +210,8 @@ def mcp_server(kg: KgAccess) -> MCPServer:
         answered = kg.answer(question)
         return Answered(**_searched(answered), answer=answered["answer"], known=answered["known"])
 
-    def entity(label: Annotated[str, Field(min_length=1, description="the entity's label as the KG writes it (case and a parenthesized qualifier may differ)")],
+    def entity(label: Annotated[str, Field(min_length=1, max_length=q.max_question_chars,
+                                           description="the entity's label as the KG writes it (case and a parenthesized qualifier may differ)")],
                limit: Annotated[int, Field(ge=1, le=MAX_FACTS, description=f"facts to show per entity, 1..{MAX_FACTS}")] = 50) -> Entities:
         """An entity's one-step facts: every edge at it as (head, relation, tail) and as a sentence. A tool error where no entity has the label."""
         return Entities(entities=entity_facts(cfg, kg.lexicon(), label, limit))
@@ -221,7 +223,7 @@ def mcp_server(kg: KgAccess) -> MCPServer:
                       max_k=cfg.serve.max_k, tables=status_data(cfg))
 
     for fn in (search, answer, entity, status):
-        tool(fn)
+        server.add(fn)
     return server
 
 
