@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import errno
+import importlib.util
 import json
 import sys
 from collections.abc import Callable
 from contextlib import closing
 from dataclasses import asdict
+from types import ModuleType
 
 from kgwalk.config import Config, load_config
 from kgwalk.errors import BusyError, KgwalkError, PortInUse, QualityGateFailed
@@ -60,6 +62,7 @@ def _parser() -> argparse.ArgumentParser:
     _common(sv)
     sv.add_argument("--host", help="address to bind (conf: serve.host, loopback by default)")
     sv.add_argument("--port", type=int, help="port (conf: serve.port)")
+    _common(sub.add_parser("mcp", help="MCP server over stdio: tools search, answer, entity, status (the mcp extra; `kgwalk serve` has them at /mcp)"))
     f = sub.add_parser("fit-paths", help="fit the relation-path prior of query.rerank=paths from example questions")
     _common(f)
     f.add_argument("--questions", required=True, action="append",
@@ -130,7 +133,24 @@ def _synth(args: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace) -> int:
     from kgwalk.serve import run_server
 
-    run_server(config_from_args(args), args.host, args.port)
+    cfg = config_from_args(args)
+    # the MCP server at /mcp, where the mcp extra is installed
+    addons = (_mcp_module().serve_addon(cfg),) if importlib.util.find_spec("mcp") else ()
+    run_server(cfg, args.host, args.port, addons)
+    return 0
+
+
+def _mcp_module() -> ModuleType:
+    """kgwalk.integrations.mcp, where the mcp extra is installed."""
+    try:
+        from kgwalk.integrations import mcp
+    except ModuleNotFoundError as e:
+        raise KgwalkError(f"the MCP server needs the mcp extra: pip install 'kgwalk[mcp]' (no module {e.name!r})") from None
+    return mcp
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    _mcp_module().run_stdio(config_from_args(args))
     return 0
 
 
@@ -263,7 +283,7 @@ def _stage(args: argparse.Namespace) -> int:
 
 
 _HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
-    "synth": _synth, "serve": _serve, "query": _query, "answer": _answer, "fit-paths": _fit_paths, "eval": _eval,
+    "synth": _synth, "serve": _serve, "mcp": _mcp, "query": _query, "answer": _answer, "fit-paths": _fit_paths, "eval": _eval,
     "status": _status, "vacuum": _vacuum, "refresh": _refresh, "build": _build,
     **dict.fromkeys((s.command for s in STAGES), _stage),
 }

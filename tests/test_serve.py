@@ -116,6 +116,20 @@ def test_retrieve_matches_the_retriever_and_honours_k(client, direct, cfg):
     assert named["label"] == "Kismet" and named["matched"]
 
 
+def test_retrieve_takes_the_mode_answer_its_own(client, direct, server):
+    """/retrieve's `mode` (query.mode by default) is echoed in the reply; /answer's context keeps answer.context."""
+    question = QUESTIONS[1]
+    got = client.retrieve(question, k_nodes=1, k_walks=2, mode="ego")
+    want = direct.retrieve(question, 1, 2, mode="ego")
+    assert got["mode"] == "ego" and [w["text"] for w in got["nodes"][0]["walks"]] == [w.text for w in want.walks]
+    assert {w["kind"] for w in got["nodes"][0]["walks"]} == {"ego"}
+    assert client.retrieve(question, k_nodes=1)["mode"] == direct.cfg.query.mode
+    bad = httpx.post(server.url + "/retrieve", json={"question": question, "mode": "graph"})
+    assert bad.status_code == 422 and bad.json()["detail"][0]["loc"] == ["body", "mode"], bad.text
+    extra = httpx.post(server.url + "/answer", json={"question": question, "mode": "ego"})
+    assert extra.status_code == 422 and "Extra inputs" in extra.text
+
+
 def test_concurrent_requests_get_the_sequential_results(client, direct, server):
     want = {q: walk_ids(direct.retrieve(q, 2, 2).to_json()["nodes"]) for q in QUESTIONS}
     with ThreadPoolExecutor(6) as pool, KgwalkClient(server.url) as other:
@@ -276,7 +290,7 @@ def test_kgwalk_serve_asks_for_the_frozen_startup(cfg, monkeypatch):
     monkeypatch.setattr(serve_app, "create_app", app_made)
     with pytest.raises(KgwalkError, match="stop here"):
         run_server(cfg, host="127.0.0.1", port=0)
-    assert asked == {"freeze_gc": True}
+    assert asked == {"freeze_gc": True, "addons": ()}
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.10", "my-host.example"])

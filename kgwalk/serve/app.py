@@ -21,7 +21,7 @@ import platform
 import socket
 import sys
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypeAlias
@@ -35,11 +35,12 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from kgwalk.config import Config, QueryMode
 from kgwalk.errors import KgwalkError, PortInUse
-from kgwalk.query import Answerer, Retrieval, Retriever
+from kgwalk.query import Answer, Answerer, Retrieval, Retriever
 from kgwalk.query.hits import Retrieves
 from kgwalk.query.answer import check_answer_conf
 from kgwalk.query.retriever import long_lived_frozen
@@ -88,6 +89,7 @@ class NodeOut(_Out):
 
 class RetrieveOut(_Out):
     question: str
+    mode: QueryMode = Field("walks", description="walks, or ego: each node's walks are the lines of its pruned ego-graph")
     nodes: list[NodeOut] = Field(description="the top-k nodes, each with its top-k walks (Walk&Retrieve Eq. 3)")
     timings_ms: dict[str, float]
     no_good_match: bool = Field(False, description="the question names no entity of this KG and no walk is close to it "
@@ -209,12 +211,31 @@ class _Locked:
         self.retriever.close()
 
 
-class _Service:
+class NoLLM(KgwalkError):
+    """/answer without an LLM (503)."""
+
+
+class Service:
+    """What the endpoints (and addons) call once the service has started."""
+
     retriever: _Locked
     answerer: Answerer | None = None
     no_llm = ""  # why /answer is unavailable
     llm_lock: Any = contextlib.nullcontext()
     shape: tuple[str, dict[str, Any]] = ("", {})  # corpus_shape and the table versions it was read at
+
+    def answer(self, question: str, k_nodes: int | None = None, k_walks: int | None = None) -> Answer:
+        """Raises NoLLM without an LLM, _BadRetrieval when the retrieval fails, KgwalkError when the LLM does."""
+        if self.answerer is None:
+            raise NoLLM(self.no_llm or "no LLM is configured (answer.backend)")
+        with self.llm_lock:
+            return self.answerer.answer(question, k_nodes, k_walks)
+
+
+# An app served beside the API by a layer above this one (kgwalk/integrations/mcp.py: the MCP server at /mcp), behind
+# the same API key: given the service and whether a key guards it, the routes to add and what runs while it serves
+# (entered once the retriever is warm).
+Addon = Callable[[Service, bool], tuple[list[BaseRoute], Callable[[], contextlib.AbstractAsyncContextManager[Any]]]]
 
 
 def _whole(value: Any) -> Any:
@@ -229,6 +250,10 @@ class _QueryFields(Protocol):
     question: str
     k_nodes: int | None
     k_walks: int | None
+
+
+class _RetrieveFields(_QueryFields, Protocol):
+    mode: QueryMode | None
 
 
 def _query_model(cfg: Config) -> type[_QueryFields]:
@@ -319,6 +344,16 @@ def public_status(cfg: Config, status: dict[str, Any]) -> dict[str, Any]:
     return status | {"root": root, "kg": kg}
 
 
+def _with_mode(query: type, cfg: Config) -> type:
+    class RetrieveQuery(query):  # a class made from the config
+        """A question, optionally how many nodes and walks per node, and how each node's facts are shown."""
+
+        mode: QueryMode | None = Field(None, description="walks: each node's top walks | ego: the lines of each node's pruned ego-graph, "
+                                       f"in as many characters (default query.mode={cfg.query.mode})")
+
+    return RetrieveQuery
+
+
 def _api_key(cfg: Config) -> str | None:
     return os.environ.get(cfg.serve.api_key_env) or None
 
@@ -329,13 +364,15 @@ def _authorized(request: Request, key: str) -> bool:
     return hmac.compare_digest(given.encode(), key.encode())  # constant time: no key guessing by timing
 
 
-def create_app(cfg: Config, retriever: Retriever | None = None, answerer: Answerer | None = None, *, freeze_gc: bool = False) -> FastAPI:
+def create_app(cfg: Config, retriever: Retriever | None = None, answerer: Answerer | None = None, *, freeze_gc: bool = False,
+               addons: tuple[Addon, ...] = ()) -> FastAPI:
     """The service over `cfg`'s corpus. Without `retriever`, one is opened and warmed up at startup;
     without `answerer`, one is made there when answer.backend is set (an answerer that is passed in
     gets its retriever wrapped in the service's lock). `freeze_gc`: the process serves only this,
     so what startup made is kept out of the cyclic GC's scans while it serves (`long_lived_frozen`)."""
-    svc = _Service()
+    svc = Service()
     key = _api_key(cfg)  # read once: a key changed later takes a restart
+    added = [addon(svc, key is not None) for addon in addons]
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -358,8 +395,11 @@ def create_app(cfg: Config, retriever: Retriever | None = None, answerer: Answer
             # OpenAI clients bound their own concurrency; a local model generates one batch at a time
             if svc.answerer is not None and cfg.answer.backend != "openai":
                 svc.llm_lock = threading.Lock()
-            with long_lived_frozen() if freeze_gc else contextlib.nullcontext():
-                yield
+            async with contextlib.AsyncExitStack() as running:
+                for _, run in added:
+                    await running.enter_async_context(run())
+                with long_lived_frozen() if freeze_gc else contextlib.nullcontext():
+                    yield
         finally:
             if own:
                 svc.retriever.close()
@@ -374,10 +414,14 @@ def create_app(cfg: Config, retriever: Retriever | None = None, answerer: Answer
         redoc_url=None,  # ReDoc would load from a CDN too; /docs covers it
     )
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    if TYPE_CHECKING:  # the class is made at runtime, from the config; checkers see its fields
+    for routes, _ in added:
+        app.router.routes.extend(routes)
+    if TYPE_CHECKING:  # the classes are made at runtime, from the config; checkers see their fields
         Query: TypeAlias = _QueryFields
+        RetrieveQuery: TypeAlias = _RetrieveFields
     else:
         Query = _query_model(cfg)  # noqa: N806 (a class)
+        RetrieveQuery = _with_mode(Query, cfg)  # noqa: N806
     body_limit = max_body_bytes(cfg)
     errors: dict[int | str, dict[str, Any]] = {
         400: {"model": ErrorOut, "description": "the retrieval failed (the reason is in detail)"},
@@ -438,9 +482,9 @@ def create_app(cfg: Config, retriever: Retriever | None = None, answerer: Answer
         return {"status": "ok", "name": cfg.name, "answer": svc.answerer is not None}
 
     @app.post("/retrieve", response_model=RetrieveOut, responses=errors, summary="Top-k nodes of the question, top-k walks of each")
-    def retrieve(query: Query) -> dict[str, Any]:
+    def retrieve(query: RetrieveQuery) -> dict[str, Any]:
         try:
-            return svc.retriever.retrieve(query.question, query.k_nodes, query.k_walks).to_json()
+            return svc.retriever.retrieve(query.question, query.k_nodes, query.k_walks, query.mode).to_json()
         except KgwalkError as e:
             raise HTTPException(400, str(e)) from None
 
@@ -448,11 +492,10 @@ def create_app(cfg: Config, retriever: Retriever | None = None, answerer: Answer
               responses={**errors, 502: {"model": ErrorOut, "description": "the LLM failed"},
                          503: {"model": ErrorOut, "description": "no LLM is configured (answer.backend)"}})
     def answer(query: Query) -> dict[str, Any]:
-        if svc.answerer is None:
-            raise HTTPException(503, svc.no_llm or "no LLM is configured (answer.backend)")
         try:
-            with svc.llm_lock:
-                return svc.answerer.answer(query.question, query.k_nodes, query.k_walks).to_json()
+            return svc.answer(query.question, query.k_nodes, query.k_walks).to_json()
+        except NoLLM as e:
+            raise HTTPException(503, str(e)) from None
         except _BadRetrieval as e:
             raise HTTPException(400, str(e)) from None
         except KgwalkError as e:  # the LLM: down, refusing the key, failing every retry
@@ -524,7 +567,7 @@ def preload(files: list[Path], free_bytes: int | None = None) -> int:
     return read
 
 
-def run_server(cfg: Config, host: str | None = None, port: int | None = None) -> None:
+def run_server(cfg: Config, host: str | None = None, port: int | None = None, addons: tuple[Addon, ...] = ()) -> None:
     """Serve until interrupted. Binding beyond loopback needs an API key, so that the corpus and
     the LLM behind /answer are never open to the network by accident."""
     import uvicorn
@@ -548,7 +591,7 @@ def run_server(cfg: Config, host: str | None = None, port: int | None = None) ->
             if shard_files is not None:  # serving starts at once; searches get faster as the files are read
                 threading.Thread(target=preload, args=(shard_files(),), name="kgwalk-preload", daemon=True).start()
             port = sock.getsockname()[1]
-            server = uvicorn.Server(uvicorn.Config(create_app(cfg, retriever, freeze_gc=True), host=host, port=port))
+            server = uvicorn.Server(uvicorn.Config(create_app(cfg, retriever, freeze_gc=True, addons=addons), host=host, port=port))
             print(f"kgwalk: serving {cfg.name!r} on http://{host}:{port}/ (API docs at /docs; Ctrl+C stops)", file=sys.stderr, flush=True)
             # uvicorn exits 3 when its startup fails, the code of a failed quality gate: said below instead
             with contextlib.suppress(KeyboardInterrupt, SystemExit):
