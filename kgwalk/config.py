@@ -264,6 +264,11 @@ class QueryConf:
     rerank_weight: Weight = 2.0  # chosen on MetaQA dev with a prior fitted on the rest of dev (bench/results/embed_quality_static.md)
     synthetic: SyntheticConf = field(default_factory=lambda: SyntheticConf())
     candidates: Count = 50  # walks fetched per node before reranking
+    # where a question names several entities ("which films did A direct that B starred in"), a walk ending where every
+    # one of them reaches within joint_hops steps gains joint_weight / those steps, and answer-set lists name such
+    # entities first (0 = off; kgwalk/query/steps.py; bench/results/joint_questions.md)
+    joint_weight: Weight = 4.0
+    joint_hops: Count = 2
     walk_budget: Count | None = None  # at most this many walks over all nodes, best first; None = k_nodes x k_walks
     # where the question names some of the top nodes (hybrid search), each other one shows this many walks and the
     # named ones share the k_walks places this frees: the dense search's look-alikes ("The Cowboy and the Lady" for
