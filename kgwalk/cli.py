@@ -67,16 +67,17 @@ def _parser() -> argparse.ArgumentParser:
     _common(f)
     f.add_argument("--questions", required=True, action="append",
                    help="a file of `question with [topic]<TAB>answer|answer` lines (MetaQA's format; repeatable)")
-    e = sub.add_parser("eval", help="retrieval quality on MetaQA questions (no LLM): topic recall, context recall@k, answer-set recall, extractive Hits@1")
+    e = sub.add_parser("eval", help="retrieval quality on MetaQA or on your own question files (no LLM): topic recall, context recall@k, answer-set recall, extractive Hits@1")
     _common(e)
-    e.add_argument("dataset", choices=["metaqa"])
-    e.add_argument("--split", choices=["dev", "test"], default="dev", help="tune on dev, report on test (default: dev)")
-    e.add_argument("--hops", default="1,2,3", help="comma-separated hop counts (default: 1,2,3)")
-    e.add_argument("--limit", type=int, help="questions per hop count, sampled deterministically (default: all)")
-    e.add_argument("--data", help="MetaQA folder (default: ../shared/data/metaqa)")
+    e.add_argument("dataset", choices=["metaqa", "questions"], help="metaqa: MetaQA's hop files | questions: the --file question files")
+    e.add_argument("--file", action="append", default=[], help="questions: a file of `question with [topic]<TAB>answer|answer` lines (repeatable; a row each)")
+    e.add_argument("--split", choices=["dev", "test"], help="metaqa: tune on dev, report on test (default: dev)")
+    e.add_argument("--hops", help="metaqa: comma-separated hop counts (default: 1,2,3)")
+    e.add_argument("--limit", type=int, help="questions per hop count or file, sampled deterministically (default: all)")
+    e.add_argument("--data", help="metaqa: MetaQA folder (default: ../shared/data/metaqa)")
     e.add_argument("--json", action="store_true", help="print JSON for programs")
     e.add_argument("--answer", action="store_true", help="also answer with the configured LLM (answer.*): Hits@1, accurate, hallucinated, missing")
-    e.add_argument("--plain", action="store_true", help="ask the questions as users type them: the topic's [brackets] dropped")
+    e.add_argument("--plain", action="store_true", help="ask the questions as users type them: the topics' [brackets] dropped")
     s = sub.add_parser("synth", help="write a synthetic CRAG-like KG (movie, music, sports, finance, open domains)")
     s.add_argument("--edges", required=True, help="number of triples: 250000, 250k, 1M, 10M ...")
     s.add_argument("--out", required=True, help="output file: .parquet (recommended), .tsv or .txt (pipe-separated)")
@@ -106,19 +107,21 @@ def _print_retrieval(result) -> None:
     print("ms: " + ", ".join(f"{k} {v:.1f}" for k, v in result.timings_ms.items()))
 
 
-def _print_scores(split: str, cfg: Config, rerank: str, scores) -> None:
+def _print_scores(heading: str, cfg: Config, rerank: str, column: str, rows: list) -> None:
+    """One row per question set: `rows` are (the set's name, its RetrievalScores)."""
     q = cfg.query
-    asked = "plain questions (brackets dropped)" if any(s.plain for s in scores) else "bracketed questions"
-    print(f"MetaQA {split}, {asked}, k_nodes={q.k_nodes}, k_walks={q.k_walks}, node_search={q.node_search}, rerank={rerank}")
-    print("hops  questions  topic recall  context recall@k  answer-set recall  multi-answer  extractive Hits@1  retrieval ms p50/p99")
-    for s in scores:
+    asked = "plain questions (brackets dropped)" if any(s.plain for _, s in rows) else "bracketed questions"
+    width = max([len(column), *(len(name) for name, _ in rows)])
+    print(f"{heading}, {asked}, k_nodes={q.k_nodes}, k_walks={q.k_walks}, node_search={q.node_search}, rerank={rerank}")
+    print(f"{column:>{width}}  questions  topic recall  context recall@k  answer-set recall  multi-answer  extractive Hits@1  retrieval ms p50/p99")
+    for name, s in rows:
         lat = s.latency_ms.get("retrieval", {})
-        print(f"{s.hops:>4}  {s.questions:>9,}  {s.topic_recall:>12.4f}  {s.context_recall:>16.4f}  {s.answer_recall:>17.4f}"
+        print(f"{name:>{width}}  {s.questions:>9,}  {s.topic_recall:>12.4f}  {s.context_recall:>16.4f}  {s.answer_recall:>17.4f}"
               f"  {s.multi_answer_recall:>12.4f}  {s.extractive_hits1:>17.4f}  {lat.get('p50', 0):>8.1f} / {lat.get('p99', 0):.1f}")
-    if any(s.answers for s in scores):
-        print("hops  answers  Hits@1  accurate  hallucinated  missing  llm ms p50")
-        for s in scores:
-            print(f"{s.hops:>4}  {s.answers:>7,}  {s.hits1:>6.4f}  {s.accurate:>8.4f}  {s.hallucinated:>12.4f}  {s.missing:>7.4f}"
+    if any(s.answers for _, s in rows):
+        print(f"{column:>{width}}  answers  Hits@1  accurate  hallucinated  missing  llm ms p50")
+        for name, s in rows:
+            print(f"{name:>{width}}  {s.answers:>7,}  {s.hits1:>6.4f}  {s.accurate:>8.4f}  {s.hallucinated:>12.4f}  {s.missing:>7.4f}"
                   f"  {s.latency_ms.get('llm', {}).get('p50', 0):>10.1f}")
 
 
@@ -210,33 +213,79 @@ def _fit_paths(args: argparse.Namespace) -> int:
     return 0
 
 
-def _eval(args: argparse.Namespace) -> int:
-    from kgwalk.eval.metaqa import METAQA_DIR, load_questions, missing_topics_warning, question_file, sample, score_retrieval
-    from kgwalk.query import Answerer, Retriever
-    from kgwalk.query.retriever import long_lived_frozen
-    from kgwalk.storage import read_table
+def _metaqa_sets(args: argparse.Namespace) -> dict[str, tuple[int | None, list]]:
+    """MetaQA's hop files: hop count -> (hops, questions)."""
+    from kgwalk.eval.metaqa import METAQA_DIR, load_questions, question_file, sample
 
-    cfg = config_from_args(args)
+    if args.file:
+        raise KgwalkError("eval metaqa: --file is for `kgwalk eval questions`; MetaQA's files come from --data, --split and --hops")
     try:
-        hops = [int(h) for h in args.hops.split(",")]
+        hops = [int(h) for h in (args.hops or "1,2,3").split(",")]
     except ValueError:
         raise KgwalkError(f"eval: --hops takes comma-separated numbers, got {args.hops!r}") from None
+    files = {h: question_file(args.data or METAQA_DIR, h, args.split or "dev") for h in hops}
+    return {str(h): (h, sample(load_questions(files[h]), args.limit)) for h in hops}
+
+
+def _question_files(args: argparse.Namespace, cfg: Config) -> tuple[dict[str, tuple[int | None, list]], dict[str, dict[str, object]]]:
+    """The --file question files: name -> (None, questions), and name -> its JSON fields: what of it the KG lacks.
+    Every file is read and checked before anything loads."""
+    from pathlib import Path
+
+    from kgwalk.eval.questions import load_kg_questions, read_question_lines, sample
+    from kgwalk.storage import read_table
+
+    if not args.file:
+        raise KgwalkError("eval questions: name a question file with --file (repeatable)")
+    unused = [flag for flag, value in (("--split", args.split), ("--hops", args.hops), ("--data", args.data)) if value]
+    if unused:
+        raise KgwalkError(f"eval questions: {', '.join(unused)} are for `kgwalk eval metaqa`")
+    names = [Path(f).name for f in args.file]
+    names = [n if names.count(n) == 1 else f for n, f in zip(names, args.file)]  # two dev.txt: their paths
+    lines = {name: read_question_lines(path) for name, path in zip(names, args.file)}
+    entities = read_table(cfg.table("entities"), ["id", "label"], what="ingest")
+    loaded = {name: load_kg_questions(read, entities) for name, read in lines.items()}
+    sets: dict[str, tuple[int | None, list]] = {name: (None, sample(questions, args.limit)) for name, (questions, _) in loaded.items()}
+    coverage = {name: known for name, (_, known) in loaded.items()}
+    lacking = [f"{name}: {c.note()}" for name, c in coverage.items() if not c.complete]
+    if lacking:  # scored as misses, and said once
+        print("kgwalk: warning: labels the KG does not have (their questions count as misses): " + "; ".join(lacking), file=sys.stderr)
+    return sets, {name: {"file": name, "unknown_topics": c.unknown_topics, "unknown_answers": c.unknown_answers, "unanswerable": c.unanswerable}
+                  for name, c in coverage.items()}
+
+
+def _eval(args: argparse.Namespace) -> int:
+    from kgwalk.eval import questions as scorer
+    from kgwalk.query import Answerer, Retriever
+    from kgwalk.query.retriever import long_lived_frozen
+
+    cfg = config_from_args(args)
     check_kg_exists(cfg)
-    files = {h: question_file(args.data or METAQA_DIR, h, args.split) for h in hops}
-    asked = {h: sample(load_questions(files[h]), args.limit) for h in hops}
-    warning = missing_topics_warning(asked, read_table(cfg.table("entities"), ["id"], what="ingest").column("id"), cfg.name)
-    if warning:
-        log(warning)
+    if args.dataset == "metaqa":
+        from kgwalk.eval.metaqa import missing_topics_warning
+        from kgwalk.storage import read_table
+
+        sets = _metaqa_sets(args)
+        entity_ids = read_table(cfg.table("entities"), ["id"], what="ingest").column("id")
+        warning = missing_topics_warning({int(hops): questions for hops, (_, questions) in sets.items()}, entity_ids, cfg.name)
+        if warning:
+            log(warning)
+        extra: dict[str, dict[str, object]] = dict.fromkeys(sets, {})
+        heading, column = f"MetaQA {args.split or 'dev'}", "hops"
+    else:
+        sets, extra = _question_files(args, cfg)
+        heading, column = "question files", "file"
     retriever = Retriever(cfg)
     answerer = Answerer(cfg, retriever=retriever) if args.answer else None
     with closing(retriever):  # all an Answerer holds open is its retriever
         retriever.warm_up()  # the timed questions start as a server's do
         with long_lived_frozen():
-            scores = [score_retrieval(retriever, asked[h], h, answerer=answerer, plain=args.plain) for h in hops]
+            scores = {name: scorer.score_retrieval(retriever, questions, hops, answerer=answerer, plain=args.plain)
+                      for name, (hops, questions) in sets.items()}
     if args.json:
-        print(json.dumps([asdict(s) | {"rerank": retriever.rerank} for s in scores]))
+        print(json.dumps([asdict(s) | extra[name] | {"rerank": retriever.rerank} for name, s in scores.items()]))
     else:
-        _print_scores(args.split, cfg, retriever.rerank, scores)
+        _print_scores(heading, cfg, retriever.rerank, column, list(scores.items()))
     return 0
 
 

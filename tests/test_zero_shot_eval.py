@@ -94,7 +94,7 @@ def test_cli_eval_times_questions_on_a_warm_retriever_with_its_startup_frozen(sm
     (kgwalk.query.retriever.long_lived_frozen), handed back when the eval ends."""
     import gc
 
-    from kgwalk.eval import metaqa
+    from kgwalk.eval import questions
 
     cfg, data = small_corpus
     seen = []
@@ -103,7 +103,7 @@ def test_cli_eval_times_questions_on_a_warm_retriever_with_its_startup_frozen(sm
         seen.append((gc.get_freeze_count(), retriever._lexicon is not None))
         return score_retrieval(retriever, *args, **kwargs)
 
-    monkeypatch.setattr(metaqa, "score_retrieval", scored)
+    monkeypatch.setattr(questions, "score_retrieval", scored)
     assert run(["eval", "metaqa", "--name", cfg.name, "--warehouse", cfg.warehouse, "--data", str(data), "--hops", "1", "--json",
                 "--set", f"embed.model={corpus.MODEL}"]) == 0
     assert json.loads(capsys.readouterr().out)[0]["questions"] > 0
