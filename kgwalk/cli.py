@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import argparse
 import errno
+import importlib.util
 import json
 import sys
 from collections.abc import Callable
 from contextlib import closing
 from dataclasses import asdict
+from types import ModuleType
 
 from kgwalk.config import Config, load_config
 from kgwalk.errors import BusyError, KgwalkError, PortInUse, QualityGateFailed
-from kgwalk.log import timed
-from kgwalk.stages import STAGES, Runner, check_refresh_input, stage_named
+from kgwalk.log import engine_logs, log, log_path, timed
+from kgwalk.stages import STAGES, Runner, check_kg_exists, check_refresh_input, stage_named
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -22,6 +24,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--warehouse", help="folder of Delta tables and the embedded index (conf: warehouse)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override any config key, e.g. --set walks.depth=2 (repeatable)")
+    p.add_argument("--verbose", action="store_true",
+                   help="show Spark's and Ray's own output here; by default it goes to a log file, <warehouse>/<name>/_logs/<command>-<time>-<pid>.log")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -58,20 +62,22 @@ def _parser() -> argparse.ArgumentParser:
     _common(sv)
     sv.add_argument("--host", help="address to bind (conf: serve.host, loopback by default)")
     sv.add_argument("--port", type=int, help="port (conf: serve.port)")
+    _common(sub.add_parser("mcp", help="MCP server over stdio: tools search, answer, entity, status (the mcp extra; `kgwalk serve` has them at /mcp)"))
     f = sub.add_parser("fit-paths", help="fit the relation-path prior of query.rerank=paths from example questions")
     _common(f)
     f.add_argument("--questions", required=True, action="append",
                    help="a file of `question with [topic]<TAB>answer|answer` lines (MetaQA's format; repeatable)")
-    e = sub.add_parser("eval", help="retrieval quality on MetaQA questions (no LLM): topic recall, context recall@k, answer-set recall, extractive Hits@1")
+    e = sub.add_parser("eval", help="retrieval quality on MetaQA or on your own question files (no LLM): topic recall, context recall@k, answer-set recall, extractive Hits@1")
     _common(e)
-    e.add_argument("dataset", choices=["metaqa"])
-    e.add_argument("--split", choices=["dev", "test"], default="dev", help="tune on dev, report on test (default: dev)")
-    e.add_argument("--hops", default="1,2,3", help="comma-separated hop counts (default: 1,2,3)")
-    e.add_argument("--limit", type=int, help="questions per hop count, sampled deterministically (default: all)")
-    e.add_argument("--data", help="MetaQA folder (default: ../shared/data/metaqa)")
+    e.add_argument("dataset", choices=["metaqa", "questions"], help="metaqa: MetaQA's hop files | questions: the --file question files")
+    e.add_argument("--file", action="append", default=[], help="questions: a file of `question with [topic]<TAB>answer|answer` lines (repeatable; a row each)")
+    e.add_argument("--split", choices=["dev", "test"], help="metaqa: tune on dev, report on test (default: dev)")
+    e.add_argument("--hops", help="metaqa: comma-separated hop counts (default: 1,2,3)")
+    e.add_argument("--limit", type=int, help="questions per hop count or file, sampled deterministically (default: all)")
+    e.add_argument("--data", help="metaqa: MetaQA folder (default: ../shared/data/metaqa)")
     e.add_argument("--json", action="store_true", help="print JSON for programs")
     e.add_argument("--answer", action="store_true", help="also answer with the configured LLM (answer.*): Hits@1, accurate, hallucinated, missing")
-    e.add_argument("--plain", action="store_true", help="ask the questions as users type them: the topic's [brackets] dropped")
+    e.add_argument("--plain", action="store_true", help="ask the questions as users type them: the topics' [brackets] dropped")
     s = sub.add_parser("synth", help="write a synthetic CRAG-like KG (movie, music, sports, finance, open domains)")
     s.add_argument("--edges", required=True, help="number of triples: 250000, 250k, 1M, 10M ...")
     s.add_argument("--out", required=True, help="output file: .parquet (recommended), .tsv or .txt (pipe-separated)")
@@ -101,19 +107,21 @@ def _print_retrieval(result) -> None:
     print("ms: " + ", ".join(f"{k} {v:.1f}" for k, v in result.timings_ms.items()))
 
 
-def _print_scores(split: str, cfg: Config, rerank: str, scores) -> None:
+def _print_scores(heading: str, cfg: Config, rerank: str, column: str, rows: list) -> None:
+    """One row per question set: `rows` are (the set's name, its RetrievalScores)."""
     q = cfg.query
-    asked = "plain questions (brackets dropped)" if any(s.plain for s in scores) else "bracketed questions"
-    print(f"MetaQA {split}, {asked}, k_nodes={q.k_nodes}, k_walks={q.k_walks}, node_search={q.node_search}, rerank={rerank}")
-    print("hops  questions  topic recall  context recall@k  answer-set recall  multi-answer  extractive Hits@1  retrieval ms p50/p99")
-    for s in scores:
+    asked = "plain questions (brackets dropped)" if any(s.plain for _, s in rows) else "bracketed questions"
+    width = max([len(column), *(len(name) for name, _ in rows)])
+    print(f"{heading}, {asked}, k_nodes={q.k_nodes}, k_walks={q.k_walks}, node_search={q.node_search}, rerank={rerank}")
+    print(f"{column:>{width}}  questions  topic recall  context recall@k  answer-set recall  multi-answer  extractive Hits@1  retrieval ms p50/p99")
+    for name, s in rows:
         lat = s.latency_ms.get("retrieval", {})
-        print(f"{s.hops:>4}  {s.questions:>9,}  {s.topic_recall:>12.4f}  {s.context_recall:>16.4f}  {s.answer_recall:>17.4f}"
+        print(f"{name:>{width}}  {s.questions:>9,}  {s.topic_recall:>12.4f}  {s.context_recall:>16.4f}  {s.answer_recall:>17.4f}"
               f"  {s.multi_answer_recall:>12.4f}  {s.extractive_hits1:>17.4f}  {lat.get('p50', 0):>8.1f} / {lat.get('p99', 0):.1f}")
-    if any(s.answers for s in scores):
-        print("hops  answers  Hits@1  accurate  hallucinated  missing  llm ms p50")
-        for s in scores:
-            print(f"{s.hops:>4}  {s.answers:>7,}  {s.hits1:>6.4f}  {s.accurate:>8.4f}  {s.hallucinated:>12.4f}  {s.missing:>7.4f}"
+    if any(s.answers for _, s in rows):
+        print(f"{column:>{width}}  answers  Hits@1  accurate  hallucinated  missing  llm ms p50")
+        for name, s in rows:
+            print(f"{name:>{width}}  {s.answers:>7,}  {s.hits1:>6.4f}  {s.accurate:>8.4f}  {s.hallucinated:>12.4f}  {s.missing:>7.4f}"
                   f"  {s.latency_ms.get('llm', {}).get('p50', 0):>10.1f}")
 
 
@@ -128,7 +136,24 @@ def _synth(args: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace) -> int:
     from kgwalk.serve import run_server
 
-    run_server(config_from_args(args), args.host, args.port)
+    cfg = config_from_args(args)
+    # the MCP server at /mcp, where the mcp extra is installed
+    addons = (_mcp_module().serve_addon(cfg),) if importlib.util.find_spec("mcp") else ()
+    run_server(cfg, args.host, args.port, addons)
+    return 0
+
+
+def _mcp_module() -> ModuleType:
+    """kgwalk.integrations.mcp, where the mcp extra is installed."""
+    try:
+        from kgwalk.integrations import mcp
+    except ModuleNotFoundError as e:
+        raise KgwalkError(f"the MCP server needs the mcp extra: pip install 'kgwalk[mcp]' (no module {e.name!r})") from None
+    return mcp
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    _mcp_module().run_stdio(config_from_args(args))
     return 0
 
 
@@ -144,6 +169,7 @@ def _query(args: argparse.Namespace) -> int:
 
     cfg = config_from_args(args)
     _check_k(cfg, args)
+    check_kg_exists(cfg)
     with closing(Retriever(cfg, records_on_demand=True)) as retriever:  # one question: its walks' rows, not every walk's
         retrieval = retriever.retrieve(args.question, args.k_nodes, args.k_walks)
     if args.json:
@@ -158,6 +184,7 @@ def _answer(args: argparse.Namespace) -> int:
 
     cfg = config_from_args(args)
     _check_k(cfg, args)
+    check_kg_exists(cfg)
     with closing(Answerer(cfg)) as answerer:
         result = answerer.answer(args.question, args.k_nodes, args.k_walks)
     print(json.dumps(result.to_json(), ensure_ascii=False) if args.json else result.answer)
@@ -172,6 +199,7 @@ def _fit_paths(args: argparse.Namespace) -> int:
     from kgwalk.storage import write_table
 
     cfg = config_from_args(args)
+    check_kg_exists(cfg)
     with closing(Retriever(cfg)) as retriever:
         examples, skipped = [], 0
         for path in args.questions:
@@ -185,34 +213,88 @@ def _fit_paths(args: argparse.Namespace) -> int:
     return 0
 
 
+def _metaqa_sets(args: argparse.Namespace) -> dict[str, tuple[int | None, list]]:
+    """MetaQA's hop files: hop count -> (hops, questions)."""
+    from kgwalk.eval.metaqa import METAQA_DIR, load_questions, question_file, sample
+
+    if args.file:
+        raise KgwalkError("eval metaqa: --file is for `kgwalk eval questions`; MetaQA's files come from --data, --split and --hops")
+    try:
+        hops = [int(h) for h in (args.hops or "1,2,3").split(",")]
+    except ValueError:
+        raise KgwalkError(f"eval: --hops takes comma-separated numbers, got {args.hops!r}") from None
+    files = {h: question_file(args.data or METAQA_DIR, h, args.split or "dev") for h in hops}
+    return {str(h): (h, sample(load_questions(files[h]), args.limit)) for h in hops}
+
+
+def _question_files(args: argparse.Namespace, cfg: Config) -> tuple[dict[str, tuple[int | None, list]], dict[str, dict[str, object]]]:
+    """The --file question files: name -> (None, questions), and name -> its JSON fields: what of it the KG lacks.
+    Every file is read and checked before anything loads."""
+    from pathlib import Path
+
+    from kgwalk.eval.questions import load_kg_questions, read_question_lines, sample
+    from kgwalk.storage import read_table
+
+    if not args.file:
+        raise KgwalkError("eval questions: name a question file with --file (repeatable)")
+    unused = [flag for flag, value in (("--split", args.split), ("--hops", args.hops), ("--data", args.data)) if value]
+    if unused:
+        raise KgwalkError(f"eval questions: {', '.join(unused)} are for `kgwalk eval metaqa`")
+    names = [Path(f).name for f in args.file]
+    names = [n if names.count(n) == 1 else f for n, f in zip(names, args.file)]  # two dev.txt: their paths
+    lines = {name: read_question_lines(path) for name, path in zip(names, args.file)}
+    entities = read_table(cfg.table("entities"), ["id", "label"], what="ingest")
+    loaded = {name: load_kg_questions(read, entities) for name, read in lines.items()}
+    sets: dict[str, tuple[int | None, list]] = {name: (None, sample(questions, args.limit)) for name, (questions, _) in loaded.items()}
+    coverage = {name: known for name, (_, known) in loaded.items()}
+    lacking = [f"{name}: {c.note()}" for name, c in coverage.items() if not c.complete]
+    if lacking:  # scored as misses, and said once
+        print("kgwalk: warning: labels the KG does not have (their questions count as misses): " + "; ".join(lacking), file=sys.stderr)
+    return sets, {name: {"file": name, "unknown_topics": c.unknown_topics, "unknown_answers": c.unknown_answers, "unanswerable": c.unanswerable}
+                  for name, c in coverage.items()}
+
+
 def _eval(args: argparse.Namespace) -> int:
-    from kgwalk.eval.metaqa import METAQA_DIR, load_questions, question_file, sample, score_retrieval
+    from kgwalk.eval import questions as scorer
     from kgwalk.query import Answerer, Retriever
     from kgwalk.query.retriever import long_lived_frozen
 
     cfg = config_from_args(args)
-    try:
-        hops = [int(h) for h in args.hops.split(",")]
-    except ValueError:
-        raise KgwalkError(f"eval: --hops takes comma-separated numbers, got {args.hops!r}") from None
-    files = {h: question_file(args.data or METAQA_DIR, h, args.split) for h in hops}
+    check_kg_exists(cfg)
+    if args.dataset == "metaqa":
+        from kgwalk.eval.metaqa import missing_topics_warning
+        from kgwalk.storage import read_table
+
+        sets = _metaqa_sets(args)
+        entity_ids = read_table(cfg.table("entities"), ["id"], what="ingest").column("id")
+        warning = missing_topics_warning({int(hops): questions for hops, (_, questions) in sets.items()}, entity_ids, cfg.name)
+        if warning:
+            log(warning)
+        extra: dict[str, dict[str, object]] = dict.fromkeys(sets, {})
+        heading, column = f"MetaQA {args.split or 'dev'}", "hops"
+    else:
+        sets, extra = _question_files(args, cfg)
+        heading, column = "question files", "file"
     retriever = Retriever(cfg)
     answerer = Answerer(cfg, retriever=retriever) if args.answer else None
     with closing(retriever):  # all an Answerer holds open is its retriever
         retriever.warm_up()  # the timed questions start as a server's do
         with long_lived_frozen():
-            scores = [score_retrieval(retriever, sample(load_questions(files[h]), args.limit), h, answerer=answerer, plain=args.plain) for h in hops]
+            scores = {name: scorer.score_retrieval(retriever, questions, hops, answerer=answerer, plain=args.plain)
+                      for name, (hops, questions) in sets.items()}
     if args.json:
-        print(json.dumps([asdict(s) | {"rerank": retriever.rerank} for s in scores]))
+        print(json.dumps([asdict(s) | extra[name] | {"rerank": retriever.rerank} for name, s in scores.items()]))
     else:
-        _print_scores(args.split, cfg, retriever.rerank, scores)
+        _print_scores(heading, cfg, retriever.rerank, column, list(scores.items()))
     return 0
 
 
 def _status(args: argparse.Namespace) -> int:
     from kgwalk.refresh.status import status_text
 
-    print(status_text(config_from_args(args)))
+    cfg = config_from_args(args)
+    check_kg_exists(cfg)
+    print(status_text(cfg))
     return 0
 
 
@@ -250,15 +332,23 @@ def _stage(args: argparse.Namespace) -> int:
 
 
 _HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
-    "synth": _synth, "serve": _serve, "query": _query, "answer": _answer, "fit-paths": _fit_paths, "eval": _eval,
+    "synth": _synth, "serve": _serve, "mcp": _mcp, "query": _query, "answer": _answer, "fit-paths": _fit_paths, "eval": _eval,
     "status": _status, "vacuum": _vacuum, "refresh": _refresh, "build": _build,
     **dict.fromkeys((s.command for s in STAGES), _stage),
 }
 
 
+# the commands that may start Spark or Ray: all writers, each under its KG's writer lock
+_ENGINE_COMMANDS = frozenset({"build", "refresh", *(s.command for s in STAGES)})
+
+
 def run(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    return _HANDLERS[args.command](args)
+    logs = None
+    if args.command in _ENGINE_COMMANDS and not args.verbose:
+        logs = log_path(config_from_args(args).root, args.command)
+    with engine_logs(logs):
+        return _HANDLERS[args.command](args)
 
 
 _DISK_ERRNOS = {errno.ENOSPC: "no space left on device", errno.EDQUOT: "disk quota exceeded", errno.EROFS: "read-only file system", errno.EACCES: "permission denied"}

@@ -46,9 +46,15 @@ class KgwalkClient:
     def health(self) -> dict[str, Any]:
         return self._call("GET", "/health")
 
-    def retrieve(self, question: str, k_nodes: int | None = None, k_walks: int | None = None) -> dict[str, Any]:
-        """{"question", "nodes": [{"id", "label", "score", "walks": [{"text", "triples", ...}]}], "timings_ms"}"""
-        return self._call("POST", "/retrieve", _body(question, k_nodes, k_walks))
+    def status(self) -> dict[str, Any]:
+        """What `kgwalk status` says, as data: {"name", "kg", "derived", "index_layout", "last_refresh",
+        "writer_lock", "corpus", "service", ...}."""
+        return self._call("GET", "/status")
+
+    def retrieve(self, question: str, k_nodes: int | None = None, k_walks: int | None = None, mode: str | None = None) -> dict[str, Any]:
+        """{"question", "mode", "nodes": [{"id", "label", "score", "walks": [{"text", "triples", ...}]}], "timings_ms"};
+        `mode` "ego": each node's walks are the lines of its pruned ego-graph (None: the server's query.mode)."""
+        return self._call("POST", "/retrieve", _body(question, k_nodes, k_walks) | ({"mode": mode} if mode else {}))
 
     def answer(self, question: str, k_nodes: int | None = None, k_walks: int | None = None) -> dict[str, Any]:
         """{"question", "answer", "known", "nodes", "timings_ms"}; 503 when the server has no LLM."""

@@ -301,6 +301,10 @@ class QueryConf:
                                          "on MetaQA dev; bench/results/rerank_weight.md).")
     synthetic: SyntheticConf = field(default_factory=lambda: SyntheticConf())
     candidates: Count = setting(50, "Walks fetched per node before reranking.")
+    joint_weight: Weight = setting(4.0, "Where a question names several entities (\"which films did A direct that B starred in\"), a walk "
+                                        "ending where every one of them reaches within joint_hops steps gains this / those steps, and "
+                                        "answer-set lists name such entities first; 0: off (kgwalk/query/steps.py).")
+    joint_hops: Count = setting(2, "How many steps each named entity may be from a joint walk's end.")
     walk_budget: Count | None = setting(None, "At most this many walks over all nodes, best first; null: k_nodes x k_walks.")
     unnamed_walks: Annotated[int, AtLeast(0)] | None = setting(
         1, "Where the question names some of the top nodes, each other one shows this many walks and the named ones share the places "
@@ -352,6 +356,9 @@ class ServeConf:
     port: int = setting(8321, "The port to listen on.")
     api_key_env: str = setting("KGWALK_API_KEY", "The environment variable holding the service's key (keys never go in conf).")
     max_k: Count = setting(20, "The most nodes or walks a retrieval may ask for: the Python API, the CLI and the service alike.")
+    allowed_hosts: list[str] = setting(doc="Without an API key, requests must name a loopback host or serve.host in their Host header "
+                                           "(against DNS rebinding: a web page whose name resolves to 127.0.0.1); more names here, e.g. "
+                                           "a reverse proxy's \"kg.internal\" or \"kg.internal:8080\".", factory=list)
 
 
 @dataclass

@@ -11,6 +11,7 @@ import pyarrow as pa
 
 from kgwalk.config import RayConf
 from kgwalk.errors import KgwalkError
+from kgwalk.log import quiet_engines, terminal
 
 # Every Ray worker needs these, on a laptop or a cluster: the models ship inside PyPI packages.
 WORKER_ENV = {"HF_HUB_OFFLINE": "1"}
@@ -53,6 +54,7 @@ def init_ray(conf: RayConf):
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     for key, value in WORKER_ENV.items():
         os.environ.setdefault(key, value)
+    quiet_engines()  # Ray's log lines go to the command's log file (the CLI without --verbose)
     if address:
         try:
             ray.init(address=address, runtime_env=cluster_runtime_env(conf))
@@ -87,20 +89,26 @@ def actor_cpus(actors: int) -> float:
 
 
 def write_dataset(
-    ds, path: str, schema, each: Callable[[pa.Table], pa.Table] | None = None, before_commit: Callable[[], object] | None = None
+    ds, path: str, schema, each: Callable[[pa.Table], pa.Table] | None = None, before_commit: Callable[[], object] | None = None,
+    progress: str | None = None,
 ) -> int:
     """Stream a Ray Dataset's output into a Delta table (one commit); returns rows written.
     `each` sees every output batch on the driver and returns what to write of it;
-    `before_commit` (a quality gate) runs after the last batch and raises to stop the commit."""
+    `before_commit` (a quality gate) runs after the last batch and raises to stop the commit;
+    `progress`: a progress bar's label, counting the rows written on the terminal."""
+    from tqdm import tqdm
+
     from kgwalk.storage import write_table
 
     written, stopped = 0, []
+    bar = tqdm(desc=progress, unit=" rows", disable=progress is None, file=terminal())
 
     def batches():
         nonlocal written
         for batch in ds.iter_batches(batch_format="pyarrow", batch_size=None):
             batch = each(batch) if each else batch
             written += batch.num_rows
+            bar.update(batch.num_rows)
             yield from batch.cast(schema).to_batches()
         if before_commit is not None:
             try:
@@ -110,7 +118,8 @@ def write_dataset(
                 raise
 
     try:
-        write_table(path, batches(), schema=schema)
+        with bar:
+            write_table(path, batches(), schema=schema)
     except Exception:
         if stopped:
             raise stopped[0] from None

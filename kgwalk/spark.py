@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from kgwalk.config import SparkConf
+from kgwalk.log import quiet_engines
 from kgwalk.quality.checks import merge_summaries
 from kgwalk.storage import commit_files, current_files, open_table
 
@@ -38,6 +39,7 @@ def get_spark(conf: SparkConf):
     builder = builder.config("spark.sql.execution.arrow.pyspark.enabled", "true")
     for key, value in spark_settings(conf).items():
         builder = builder.config(key, value)
+    quiet_engines()  # the JVM's log lines go to the command's log file (the CLI without --verbose)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark

@@ -113,9 +113,10 @@ def writer_lock(cfg: Config, what: str) -> Iterator[None]:
         finally:
             _held.discard(key)
     except BaseException:
-        if created and [p.name for p in cfg.root.iterdir()] == [path.name]:
-            path.unlink()  # a writer that failed before writing anything leaves no folder behind
-            cfg.root.rmdir()
+        if created:  # a writer that failed on a KG it created leaves no lock file, and no folder if it wrote nothing;
+            path.unlink()  # what it did write says why it failed (a failed first ingest: its gate reports and rejected lines)
+            if not any(cfg.root.iterdir()):
+                cfg.root.rmdir()
         raise
     finally:
         os.close(fd)  # releases the lock

@@ -120,10 +120,8 @@ def test_cli_query_json_and_clear_errors(tiny_build, tmp_path):
     empty = kgwalk_cli("query", "--name", cfg.name, "--warehouse", cfg.warehouse, " ")
     assert empty.returncode == 2 and empty.stderr.strip() == "kgwalk: error: the question is empty"
     missing = kgwalk_cli("query", "--name", "nothing", "--warehouse", str(tmp_path), "who")
-    assert missing.returncode == 2 and "entities, which does not exist (run `kgwalk ingest`" in missing.stderr
-    assert "Traceback" not in missing.stderr
-    dense = kgwalk_cli("query", "--name", "nothing", "--warehouse", str(tmp_path), "--set", "query.node_search=dense", "who")
-    assert dense.returncode == 2 and "run `kgwalk index` first" in dense.stderr
+    assert missing.returncode == 2 and f"no KG named 'nothing' in the warehouse {tmp_path}" in missing.stderr
+    assert "Traceback" not in missing.stderr and "node_search" not in missing.stderr
     bad_kg = kgwalk_cli("ingest", "--warehouse", str(tmp_path), "--kg", str(tmp_path / "none.txt"))
     assert bad_kg.returncode == 2 and "KG file not found" in bad_kg.stderr
 
@@ -144,7 +142,8 @@ def test_refresh_query_and_serve_in_a_path_with_spaces_and_non_ascii(tiny_build,
     out = kgwalk_cli("query", *base, "--json", "who starred in Kismet")
     assert out.returncode == 0, out.stderr
     assert any("Space Path Actör" in w["text"] for n in json.loads(out.stdout)["nodes"] for w in n["walks"])
-    with TestClient(create_app(load_config(None, name=cfg.name, warehouse=str(warehouse)))) as client:
+    # the service without a key answers loopback host names only (TestClient's default is "testserver")
+    with TestClient(create_app(load_config(None, name=cfg.name, warehouse=str(warehouse))), base_url="http://127.0.0.1") as client:
         got = client.post("/retrieve", json={"question": "who starred in Kismet"})
     assert got.status_code == 200 and got.json()["nodes"][0]["label"] == "Kismet"
 

@@ -70,7 +70,7 @@ def test_default_gate_stops_a_mostly_broken_file_in_one_line(tmp_path, capsys):
     kg = tmp_path / "kg.txt"
     kg.write_bytes(GOOD + b"broken\n" * 3)
     code, lines = run_ingest_cli(capsys, kg, tmp_path)
-    assert code == 3 and len(lines) == 1 and "rejected_ratio" in lines[0] and "(e.g. 0.75)" in lines[0]
+    assert code == 3 and len(lines) == 1 and "3 of 4 lines rejected (75.0% > quality.max_rejected_ratio 5%)" in lines[0]
     assert not (tmp_path / "wh" / "f" / "edges").exists()
 
 

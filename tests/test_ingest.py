@@ -60,6 +60,20 @@ def test_tsv_format_and_bom(tmp_path):
     assert rejected(r) == [(3, "expected 3 fields, found 1")]
 
 
+@pytest.mark.parametrize("name, data, reasons", [
+    ("c.txt", "too|few\nf|f|f|f|f\na\tr\tb\tadd\na|r|b|add\na|r|b|frob\n",
+     [(1, "expected 4 fields, found 2"), (2, "expected 4 fields, found 5"),
+      (3, "expected 4 fields, found 1 (tab-separated? pass --format tsv)"), (5, "op must be add or remove, found 'frob'")]),
+    ("c.tsv", "a|r|b|add\na\tr\tb\tadd\nx\ty\n", [(1, "expected 4 fields, found 1 (pipe-separated? pass --format pipe)"), (3, "expected 4 fields, found 2")]),
+])
+def test_change_set_lines_with_the_wrong_number_of_fields_say_so(tmp_path, name, data, reasons):
+    """A change-set line is head, relation, tail, op: a short or long one was read as a triple
+    with an empty op ("op must be add or remove, found ''")."""
+    r = read_kg(write(tmp_path, name, data), with_op=True)
+    assert rejected(r) == reasons
+    assert triples(r) == [("a", "r", "b")] and r.ops == ["add"]
+
+
 def test_csv_with_header_and_quoting(tmp_path):
     p = write(
         tmp_path,

@@ -288,7 +288,7 @@ def test_a_refresh_gates_every_walk_it_recomputes(baseline, tmp_path, monkeypatc
         return fresh.set_column(fresh.schema.get_field_index("steps"), "steps", pa.array(steps, fresh.schema.field("steps").type))
 
     monkeypatch.setattr(walks_stage, "walk_roots", with_a_misshapen_walk)
-    with pytest.raises(QualityGateFailed, match=r"walks: .*shape_ok expect_column_values_to_be_in_set: 1 of [\d,]+ rows"):
+    with pytest.raises(QualityGateFailed, match=r"walks: .*nodes = steps \+ 1, relations = directions = steps: 1 of [\d,]+ rows fail"):
         run_refresh(cfg, str(write_pipe(tmp_path / "c.txt", ops)))
     assert table_version(cfg.table("walks")) == version
 

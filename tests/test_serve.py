@@ -116,6 +116,20 @@ def test_retrieve_matches_the_retriever_and_honours_k(client, direct, cfg):
     assert named["label"] == "Kismet" and named["matched"]
 
 
+def test_retrieve_takes_the_mode_answer_its_own(client, direct, server):
+    """/retrieve's `mode` (query.mode by default) is echoed in the reply; /answer's context keeps answer.context."""
+    question = QUESTIONS[1]
+    got = client.retrieve(question, k_nodes=1, k_walks=2, mode="ego")
+    want = direct.retrieve(question, 1, 2, mode="ego")
+    assert got["mode"] == "ego" and [w["text"] for w in got["nodes"][0]["walks"]] == [w.text for w in want.walks]
+    assert {w["kind"] for w in got["nodes"][0]["walks"]} == {"ego"}
+    assert client.retrieve(question, k_nodes=1)["mode"] == direct.cfg.query.mode
+    bad = httpx.post(server.url + "/retrieve", json={"question": question, "mode": "graph"})
+    assert bad.status_code == 422 and bad.json()["detail"][0]["loc"] == ["body", "mode"], bad.text
+    extra = httpx.post(server.url + "/answer", json={"question": question, "mode": "ego"})
+    assert extra.status_code == 422 and "Extra inputs" in extra.text
+
+
 def test_concurrent_requests_get_the_sequential_results(client, direct, server):
     want = {q: walk_ids(direct.retrieve(q, 2, 2).to_json()["nodes"]) for q in QUESTIONS}
     with ThreadPoolExecutor(6) as pool, KgwalkClient(server.url) as other:
@@ -276,7 +290,7 @@ def test_kgwalk_serve_asks_for_the_frozen_startup(cfg, monkeypatch):
     monkeypatch.setattr(serve_app, "create_app", app_made)
     with pytest.raises(KgwalkError, match="stop here"):
         run_server(cfg, host="127.0.0.1", port=0)
-    assert asked == {"freeze_gc": True}
+    assert asked == {"freeze_gc": True, "addons": ()}
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.10", "my-host.example"])
@@ -323,11 +337,11 @@ def test_a_body_over_the_limit_is_413_before_it_is_read(server, cfg):
     limit = 12 * cfg.query.max_question_chars + 16 * 1024  # the largest valid request, every character escaped, and room
     # announced by Content-Length: refused on the head alone, before any body is sent (bytes sent and left unread
     # can make the server's close a reset that loses its answer on a busy machine)
-    head = f"POST /retrieve HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {50 * 2**20}\r\n\r\n"
+    head = f"POST /retrieve HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {50 * 2**20}\r\n\r\n"
     status, body = raw_exchange(server.url, head.encode(), [])
     assert status == 413 and f"{limit:,} bytes" in body["detail"], body
     # chunked, no Content-Length: refused once the bytes read pass the limit, the rest never read
-    head = "POST /retrieve HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+    head = "POST /retrieve HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
     chunk = b"x" * 8192
     status, body = raw_exchange(server.url, head.encode(), [b"%x\r\n%s\r\n" % (len(chunk), chunk)] * (limit // len(chunk) + 1))
     assert status == 413 and f"{limit:,} bytes" in body["detail"], body
@@ -358,6 +372,50 @@ def test_invalid_unicode_and_nan_are_422(server, raw, field, reason):
         assert any(e["loc"][-1] == field and reason in e["msg"] for e in response.json()["detail"]), response.text
 
 
+@pytest.mark.parametrize("raw, reason", [
+    (b'{"question": "Kismet \xff\xfe director"}', "the body is not valid UTF-8 (byte 21)"),
+    (b'{"question": ' + b"[" * 5000 + b"]" * 5000 + b"}", "the body's JSON nests too deeply"),
+])
+def test_a_body_json_cannot_read_is_422_with_one_line(server, raw, reason):
+    """FastAPI answered these 400 "There was an error parsing the body"; 400 means a failed retrieval."""
+    for path in ("/retrieve", "/answer"):
+        response = httpx.post(server.url + path, content=raw, headers={"Content-Type": "application/json"})
+        assert response.status_code == 422, response.text
+        assert response.json() == {"detail": [{"loc": ["body"], "msg": reason, "type": "body_invalid"}]}
+
+
+def test_without_a_key_only_loopback_and_allowed_host_names_are_answered(server, cfg, direct, monkeypatch):
+    """DNS rebinding: a page at attacker.example whose name resolves to 127.0.0.1 reaches a
+    loopback service from the browser; its requests carry Host: attacker.example."""
+    port = server.url.rsplit(":", 1)[1]
+    body = {"question": "who directed Kismet", "k_nodes": 1}
+    for host in ("attacker.example", f"attacker.example:{port}", "127.0.0.1.attacker.example", "localhost.attacker.example", "kg.internal"):
+        for method, path in (("GET", "/health"), ("POST", "/retrieve"), ("GET", "/status"), ("GET", "/")):
+            response = httpx.request(method, server.url + path, json=body if method == "POST" else None, headers={"Host": host})
+            assert response.status_code == 421 and "serve.allowed_hosts" in response.json()["detail"], (host, path, response.text)
+    for host in (f"127.0.0.1:{port}", "127.0.0.1", f"localhost:{port}", "LOCALHOST", f"[::1]:{port}", "127.8.9.10"):
+        assert httpx.post(server.url + "/retrieve", json=body, headers={"Host": host}).status_code == 200, host
+    status, _ = raw_exchange(server.url, b"GET /health HTTP/1.0\r\n\r\n", [])  # no Host at all
+    assert status == 421
+    # serve.allowed_hosts: a reverse proxy's name, with any port or the one given
+    proxied = corpus.config(Path(cfg.warehouse), SAMPLE, ["serve.allowed_hosts=[kg.internal, 'other.internal:8080']"])
+    served = Served(create_app(proxied, retriever=direct))
+    try:
+        for host, code in (("kg.internal", 200), ("KG.internal:9000", 200), ("other.internal:8080", 200), ("other.internal:8081", 421),
+                           ("attacker.example", 421)):
+            assert httpx.get(served.url + "/health", headers={"Host": host}).status_code == code, host
+    finally:
+        served.close()
+    # with an API key the key is the guard: any Host, as behind a proxy
+    monkeypatch.setenv(cfg.serve.api_key_env, "s3cret-key")
+    keyed = Served(create_app(cfg, retriever=direct))
+    try:
+        assert httpx.get(keyed.url + "/health", headers={"Host": "kg.example.com"}).status_code == 200
+        assert httpx.post(keyed.url + "/retrieve", json=body, headers={"Host": "kg.example.com"}).status_code == 401
+    finally:
+        keyed.close()
+
+
 def test_serve_on_a_port_in_use_is_one_line_and_its_own_exit_code(tmp_path):
     """Checked before the corpus is opened: here there is none, which would otherwise end in exit 2."""
     holder = socket.socket()
@@ -381,8 +439,12 @@ def test_status_is_kgwalk_status_as_data_with_the_corpus_shape(server, cfg):
     from kgwalk.refresh.status import status_data
     from kgwalk.storage import read_table
 
-    got = httpx.get(server.url + "/status").json()
-    assert {key: got[key] for key in status_data(cfg)} == status_data(cfg)
+    response = httpx.get(server.url + "/status")
+    got, want = response.json(), status_data(cfg)
+    assert {key: got[key] for key in want if key not in ("root", "kg")} == {key: want[key] for key in want if key not in ("root", "kg")}
+    # no server path: the warehouse folder's name and the KG's, the source file's name
+    assert got["root"] == f"{Path(cfg.warehouse).name}/{cfg.name}" and str(Path(cfg.warehouse).parent) not in response.text
+    assert [t | {"change": Path(t["change"]).name} for t in want["kg"]] == got["kg"] and all(t["change"] == SAMPLE.name for t in got["kg"])
     assert [(t["table"], t["built"], t["behind"]) for t in got["derived"]] == [(t, True, []) for t in ("walks", "texts", "vectors", "index")]
     roots = Counter(read_table(cfg.table("walks"), ["root"]).column("root").to_pylist())
     edges = read_table(cfg.table("edges"), ["src", "dst"]).to_pydict()
@@ -394,3 +456,5 @@ def test_status_is_kgwalk_status_as_data_with_the_corpus_shape(server, cfg):
     assert [(h["id"], h["edges"], h["walks"]) for h in corpus_shape["hubs"]] == [(i, n, roots[i]) for i, n in top]
     assert got["service"]["answer"] is False and got["service"]["embed_model"] == cfg.embed.model
     assert httpx.get(server.url + "/status").json()["corpus"] == corpus_shape  # kept per table version
+    with KgwalkClient(server.url) as c:
+        assert c.status() == got

@@ -71,12 +71,30 @@ def test_cli_eval_plain_prints_and_returns_answer_set_recall(corpus_and_question
     assert f"{2.5 / 3:.4f}" in table
 
 
+def test_cli_eval_warns_once_when_the_kg_lacks_questions_topics(corpus_and_questions, tmp_path, capsys):
+    """A corpus built from another KG scored zeros without a word."""
+    cfg, data = corpus_and_questions
+    args = ["eval", "metaqa", "--name", cfg.name, "--warehouse", cfg.warehouse, "--hops", "1,2", "--set", f"embed.model={corpus.MODEL}"]
+    assert run([*args, "--hops", "1", "--data", str(data)]) == 0
+    assert "warning" not in capsys.readouterr().err  # every topic is in the KG
+    other = tmp_path / "metaqa"
+    for hops, lines in ((1, [QUESTIONS[0], "who directed [Brazil]\tTerry Gilliam"]), (2, ["who acted in films by [Gilliam]\tX"])):
+        (other / f"{hops}-hop").mkdir(parents=True)
+        (other / f"{hops}-hop" / "qa_dev.txt").write_text("\n".join(lines) + "\n")
+    assert run([*args, "--data", str(other), "--json"]) == 0
+    captured = capsys.readouterr()
+    warnings = [line for line in captured.err.splitlines() if "warning" in line]
+    assert warnings == [f"[kgwalk] warning: 2 of 3 questions name a topic that is not an entity of the KG {cfg.name!r} "
+                        "(1-hop 1 of 2, 2-hop 1 of 1); they score 0: is the KG the one the questions are about (MetaQA's kb.txt)?"]
+    assert [s["topic_recall"] for s in json.loads(captured.out)] == [0.5, 0.0]
+
+
 def test_cli_eval_times_questions_on_a_warm_retriever_with_its_startup_frozen(corpus_and_questions, monkeypatch, capsys):
     """As `kgwalk serve` answers them: warmed up, what startup made out of the cyclic GC's scans
     (kgwalk.query.retriever.long_lived_frozen), handed back when the eval ends."""
     import gc
 
-    from kgwalk.eval import metaqa
+    from kgwalk.eval import questions
 
     cfg, data = corpus_and_questions
     seen = []
@@ -85,7 +103,7 @@ def test_cli_eval_times_questions_on_a_warm_retriever_with_its_startup_frozen(co
         seen.append((gc.get_freeze_count(), retriever._lexicon is not None))
         return score_retrieval(retriever, *args, **kwargs)
 
-    monkeypatch.setattr(metaqa, "score_retrieval", scored)
+    monkeypatch.setattr(questions, "score_retrieval", scored)
     assert run(["eval", "metaqa", "--name", cfg.name, "--warehouse", cfg.warehouse, "--data", str(data), "--hops", "1", "--json",
                 "--set", f"embed.model={corpus.MODEL}"]) == 0
     assert json.loads(capsys.readouterr().out)[0]["questions"] > 0

@@ -91,4 +91,4 @@ def embed_texts(cfg: Config) -> int:
         num_cpus=actor_cpus(actors),
         num_gpus=gpus,
     )
-    return write_dataset(ds, cfg.table("vectors"), VECTORS_SCHEMA)
+    return write_dataset(ds, cfg.table("vectors"), VECTORS_SCHEMA, progress="embed")

@@ -22,6 +22,7 @@ from kgwalk.embed.pipeline import arrow_to_vectors
 from kgwalk.errors import KgwalkError
 from kgwalk.index.base import ROOT_FIELD, KeepsNodeSums
 from kgwalk.index.store import collection_names, open_store
+from kgwalk.log import terminal
 from kgwalk.storage import read_table, scan
 from kgwalk.walks.labels import LabelLookup, load_labels
 
@@ -130,7 +131,7 @@ def build_index(cfg: Config, reflects: dict[str, int], progress: bool = True) ->
         store.begin()
         nodes_c, walks_c = collection_names(cfg)
         sums: NodeSums | None = None
-        bar = tqdm(total=meta.num_rows, desc="index walks", unit="walk", disable=not progress)
+        bar = tqdm(total=meta.num_rows, desc="index walks", unit="walk", disable=not progress, file=terminal())
         batches = (read.slice(at, cfg.index.upsert_batch) for read in vectors for at in range(0, read.num_rows, cfg.index.upsert_batch))
         for batch in batches:
             rows, vecs = matching_vectors(meta_ids, meta_text_ids, batch, taken)
@@ -151,7 +152,7 @@ def build_index(cfg: Config, reflects: dict[str, int], progress: bool = True) ->
         has_walks = np.flatnonzero(sums.walks)
         store.create(nodes_c, sums.sums.shape[1], graph=True, hnsw_m=cfg.index.hnsw_m)
         step = cfg.index.upsert_batch
-        for start in tqdm(range(0, len(has_walks), step), desc="index nodes", disable=not progress):
+        for start in tqdm(range(0, len(has_walks), step), desc="index nodes", disable=not progress, file=terminal()):
             rows = has_walks[start : start + step]
             ids = sums.root_ids[rows]
             store.upsert(nodes_c, ids, sums.node_vectors(rows), node_payloads(ids, labels, sums.walks[rows]))

@@ -5,14 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from kgwalk.errors import KgwalkError
+from kgwalk.errors import KgwalkError, QualityGateFailed
 from kgwalk.kg.ids import assign_ids
 from kgwalk.kg.readers import ReadResult, read_kg
-from kgwalk.storage import write_table
+from kgwalk.storage import commit_metadata, table_exists, write_table
 
 ENTITIES_SCHEMA = pa.schema([("id", pa.int64()), ("key", pa.string()), ("label", pa.string())])
 RELATIONS_SCHEMA = ENTITIES_SCHEMA
@@ -100,11 +101,28 @@ def ingest(
     check: Callable[[IngestResult], object] | None = None,
 ) -> IngestResult:
     """Read a KG file and write its canonical tables under `root` (one Delta table per folder).
-    `check` (the quality gate) sees the tables first and raises to write none of them."""
+    `check` (the quality gate) sees the tables first and raises to write none of them but the
+    rejected lines, so that a user can read every one (the error says where)."""
     result = build_tables(read_kg(path, fmt, max_label_length), str(path))
-    if check is not None:
-        check(result)
     root = Path(root)
+    if check is not None:
+        try:
+            check(result)
+        except QualityGateFailed as e:
+            raise QualityGateFailed(f"{e}{keep_rejected(root / 'rejected', result.rejected)}") from None
     for name in ("entities", "relations", "edges", "rejected"):
         write_table(root / name, getattr(result, name))
     return result
+
+
+def keep_rejected(path: str | Path, rejected: pa.Table, metadata: dict[str, Any] | None = None) -> str:
+    """Write rejected lines: an ingest's (overwriting the table, as an ingest does), or with
+    `metadata` a change's (appended once: a retry of the same run finds its commit there).
+    Returns the words that end a failed gate's error, saying where they are ("" for none)."""
+    if not rejected.num_rows:
+        return ""
+    if metadata is None:
+        write_table(path, rejected)
+    elif not (table_exists(path) and commit_metadata(path) == metadata):
+        write_table(path, rejected, mode="append", metadata=metadata)
+    return f"; all {rejected.num_rows:,} rejected lines are in the Delta table {path}"

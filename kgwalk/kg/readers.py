@@ -67,6 +67,8 @@ def input_file(path: str | Path, what: str = "KG file") -> Path:
     p = Path(path)
     if p.is_dir():
         raise KgwalkError(f"{what} {path} is a directory, not a file")
+    if p.exists() and not p.is_file():  # a device (/dev/zero), a pipe, a socket: not read to the end
+        raise KgwalkError(f"{what} {path} is not a regular file")
     if not p.is_file():
         raise KgwalkError(f"{what} not found: {path}")
     if not os.access(p, os.R_OK):
@@ -97,9 +99,20 @@ def read_kg(path: str | Path, fmt: str = "auto", max_label_length: int = 1000, w
                 _nt_line(line_no, text, out, max_label_length, op if with_op else None)
             else:
                 fields = text.split("|" if fmt == "pipe" else "\t")
-                op = fields.pop() if with_op and len(fields) == 4 else ("" if with_op else None)
-                _add(out, line_no, fields, text, max_label_length, op)
+                expected = 4 if with_op else 3  # a change set's 4th field is its op
+                if len(fields) != expected:
+                    out.rejected.append((line_no, _field_count(fmt, expected, len(fields), text), text))
+                    continue
+                _add(out, line_no, fields[:3], text, max_label_length, fields[3] if with_op else None)
     return out
+
+
+def _field_count(fmt: str, expected: int, found: int, text: str) -> str:
+    """Why a pipe or tsv line is not head, relation, tail (and op); names the other separator
+    when the line holds it, the usual cause."""
+    other = {"pipe": ("\t", "tab", "tsv"), "tsv": ("|", "pipe", "pipe")}[fmt]
+    hint = f" ({other[1]}-separated? pass --format {other[2]})" if other[0] in text else ""
+    return f"expected {expected} fields, found {found}{hint}"
 
 
 def _lines(path: Path, out: ReadResult) -> Iterator[tuple[int, str]]:

@@ -13,6 +13,7 @@ Suites live in `suites.py`, the per-row check columns in `checks.py`, the GX run
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -26,14 +27,14 @@ if TYPE_CHECKING:
     from kgwalk.config import Config
     from kgwalk.kg.ingest import IngestResult
 
-__all__ = ["GateResult", "QualityGateFailed", "WalksGate", "gate_ingest", "gate_kg", "gate_texts", "gate_walks", "summarize", "text_checks", "walk_reference", "walks_gate"]
+__all__ = ["GateResult", "QualityGateFailed", "WalksGate", "gate_ingest", "gate_kg", "gate_texts", "gate_walks", "rejected_words", "summarize", "text_checks", "walk_reference", "walks_gate"]
 
 
 _EMPTY_TEXTS = pa.table({"walk_id": pa.array([], pa.int64()), "text": pa.array([], pa.string()), "source": pa.array([], pa.string())})
 
 
-def _run(cfg: Config, gates: list[tuple[str, Any, Any, str | None, bool]], table_rows: dict[str, int] | None = None) -> list[GateResult]:
-    """Validate (name, frame, suite, id column, frame is a summary) each, log, then raise once.
+def _validated(cfg: Config, gates: list[tuple[str, Any, Any, str | None, bool]], table_rows: dict[str, int] | None = None) -> list[GateResult]:
+    """Validate (name, frame, suite, id column, frame is a summary) each and log the verdicts.
     `table_rows`: by gate name, the rows of the table a summary's rows belong to, where the
     summary covers only part of it (see gate_walks)."""
     rows = table_rows or {}
@@ -42,24 +43,50 @@ def _run(cfg: Config, gates: list[tuple[str, Any, Any, str | None, bool]], table
     for r in results:
         verdict = "passed" if r.success else "FAILED"
         log(f"quality: {r.name} {verdict} ({r.rows:,} rows) in {r.seconds:.2f} s; report {r.report.with_suffix('.html')}")
+    return results
+
+
+def _run(cfg: Config, gates: list[tuple[str, Any, Any, str | None, bool]], table_rows: dict[str, int] | None = None) -> list[GateResult]:
+    """Validate and log each gate, then raise once for all that failed."""
+    results = _validated(cfg, gates, table_rows)
     enforce(results)
     return results
 
 
 def gate_ingest(cfg: Config, result: IngestResult) -> list[GateResult]:
     """Validate an ingest's tables before they are written."""
-    return gate_kg(cfg, result.entities, result.relations, result.edges, result.lines_read, result.rejected.num_rows)
+    return gate_kg(cfg, result.entities, result.relations, result.edges, result.lines_read, result.rejected)
 
 
-def gate_kg(cfg: Config, entities: pa.Table, relations: pa.Table, edges: pa.Table, records_read: int, rejected: int) -> list[GateResult]:
-    """Validate the KG tables about to be written (by ingest, or by a refresh's change set)."""
+def gate_kg(cfg: Config, entities: pa.Table, relations: pa.Table, edges: pa.Table, records_read: int, rejected: pa.Table) -> list[GateResult]:
+    """Validate the KG tables about to be written (by ingest, or by a refresh's change set);
+    `rejected`: the input's rejected lines (kgwalk.kg.ingest.REJECTED_SCHEMA), which a failed
+    rejected-ratio gate counts by reason and quotes."""
     from kgwalk.quality.suites import ingest_suites
 
-    rows = ingest_checks(entities, relations, edges, records_read, rejected)
+    rows = ingest_checks(entities, relations, edges, records_read, rejected.num_rows)
     suites = ingest_suites(cfg)
     ids = {"entities": "key", "relations": "key", "edges": "src"}
-    return _run(cfg, [("ingest", rows["ingest"], suites["ingest"], None, False)]
-                + [(name, summarize(rows[name], id_column), suites[name], id_column, True) for name, id_column in ids.items()])
+    results = _validated(cfg, [("ingest", rows["ingest"], suites["ingest"], None, False)]
+                         + [(name, summarize(rows[name], id_column), suites[name], id_column, True) for name, id_column in ids.items()])
+    if not results[0].success:  # the ratio alone tells a user nothing: which lines, and why
+        results[0].failures = [rejected_words(rejected, records_read, cfg.quality.max_rejected_ratio)]
+    enforce(results)
+    return results
+
+
+def rejected_words(rejected: pa.Table, records_read: int, limit: float, reasons: int = 5, lines: int = 5) -> str:
+    """A failed rejected-ratio gate in one line: how many of how many lines, each reason counted
+    (the `reasons` commonest), and the first `lines` rejected lines with their numbers."""
+    counts = Counter(rejected.column("reason").to_pylist())
+    named = ", ".join(f"{reason!r} x{n:,}" for reason, n in counts.most_common(reasons))
+    if len(counts) > reasons:
+        named += f" and {len(counts) - reasons:,} other reasons"
+    first = rejected.sort_by("line").slice(0, lines).to_pylist()
+    quoted = ", ".join(f"line {r['line']}: {(r['text'] or '')[:60]!r}" for r in first)
+    share = rejected.num_rows / records_read if records_read else 0.0
+    return (f"{rejected.num_rows:,} of {records_read:,} lines rejected ({share:.1%} > quality.max_rejected_ratio {limit * 100:g}%): "
+            f"{named}; first rejected lines: {quoted}")
 
 
 def walk_reference(cfg: Config) -> WalkReference:

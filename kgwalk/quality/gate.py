@@ -6,7 +6,7 @@ summary is validated by GX row by row; each row-wise verdict is then weighted by
 so counts, percentages, `mostly` and the row-count expectation come out as for every row.
 Every gate writes `<kg>/_quality/<name>.json` (GX's validation result)
 and `<name>.html` (GX's data-docs page for it); a failed gate raises `QualityGateFailed`, one line
-naming the failed expectations, before anything is committed.
+naming the rules broken in kgwalk's words, before anything is committed.
 """
 
 from __future__ import annotations
@@ -67,22 +67,22 @@ def _batch(name: str, frame: Any):
 
 
 def _describe(result, id_column: str | None) -> str:
-    """One failed expectation in a few words: what, how many rows, why, and example ids."""
+    """One failed expectation in kgwalk's words: the rule (its `meta.why`), how many rows break
+    it, and example ids (or values)."""
     config, got = result.expectation_config, result.result
     column = config.kwargs.get("column") or ",".join(config.kwargs.get("column_list") or []) or "table"
-    text = f"{column} {config.type}"
+    text = (config.meta or {}).get("why") or f"{column} {config.type}"
     if "unexpected_count" in got:
-        text += f": {got['unexpected_count']:,} of {got['element_count']:,} rows"
+        text += f": {got['unexpected_count']:,} of {got['element_count']:,} rows fail"
         examples = [row.get(id_column) for row in got.get("partial_unexpected_index_list") or [] if isinstance(row, dict)]
         values = got.get("partial_unexpected_list") or []
         if id_column and any(e is not None for e in examples):
             text += f" (e.g. {id_column} " + ", ".join(str(e) for e in examples) + ")"
         elif values:
-            text += " (e.g. " + ", ".join(repr(v)[:60] for v in values) + ")"
-    elif "observed_value" in got:
-        text += f": observed {got['observed_value']}"
-    why = (config.meta or {}).get("why")
-    return text + (f" [{why}]" if why else "")
+            text += f" (e.g. {column} " + ", ".join(repr(v)[:60] for v in values) + ")"
+    elif "observed_value" in got:  # the row-count expectation, the only one that observes a value
+        text += f": {got['observed_value']} rows"
+    return text
 
 
 def _write(path: Path, text: str) -> None:

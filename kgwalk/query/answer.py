@@ -78,7 +78,7 @@ class Answer:
 
     def to_json(self) -> dict[str, Any]:
         context = self.retrieval.to_json()
-        return {"question": self.question, "answer": self.answer, "known": self.known,
+        return {"question": self.question, "answer": self.answer, "known": self.known, "mode": context["mode"],
                 "nodes": context["nodes"], "timings_ms": self.timings_ms}
 
 

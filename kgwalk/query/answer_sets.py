@@ -18,7 +18,7 @@ are labelled as the budget can take.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -79,6 +79,29 @@ class AnswerSets:
             frontier = np.unique(g.nbr[taken])
         return g.node_ids[frontier]
 
+    def reach(self, root: int, max_hops: int, max_visits: int = MAX_VISITS) -> dict[int, int]:
+        """Entity id -> the fewest steps (1..max_hops, any relation, as the walks go) from `root` to it; each step
+        scans at most `max_visits` adjacency entries (a hub's neighbours past that are not reached through it)."""
+        g = self.graph
+        at = int(np.searchsorted(g.node_ids, root))
+        if at == g.num_nodes or g.node_ids[at] != root:
+            return {}
+        seen = np.zeros(g.num_nodes, bool)
+        seen[at] = True
+        frontier, hops = np.array([at], np.int64), {}
+        for step in range(1, max_hops + 1):
+            starts, degree = g.indptr[frontier], g.degree[frontier]
+            last = np.cumsum(degree)
+            if not len(last) or not last[-1]:
+                break
+            visits = np.arange(min(int(last[-1]), max_visits))
+            owner = np.searchsorted(last, visits, side="right")
+            reached = np.unique(g.nbr[starts[owner] + visits - (last[owner] - degree[owner])])
+            frontier = reached[~seen[reached]]
+            seen[frontier] = True
+            hops.update(dict.fromkeys(g.node_ids[frontier].tolist(), step))
+        return hops
+
     def labels(self, ids: list[int]) -> list[str]:
         return self._labels.take(pa.array(np.searchsorted(self.graph.node_ids, np.asarray(ids, np.int64)))).to_pylist()
 
@@ -88,10 +111,13 @@ def walk_routes(hits: list[WalkHit]) -> list[tuple[WalkHit, int, RelationPath]]:
     return [(hit, hit.nodes[0], tuple((s.relation, s.inverse) for s in walk_steps(hit))) for hit in hits]
 
 
-def name_answer_sets(routes: Sequence[tuple[WalkHit, int, RelationPath]], sets: AnswerSets, max_chars: int) -> None:
+def name_answer_sets(routes: Sequence[tuple[WalkHit, int, RelationPath]], sets: AnswerSets, max_chars: int,
+                     joint: Mapping[int, int] | None = None) -> None:
     """Best hit first, the ends its relation path reaches from its root that the context does not
     name yet, into its `also` and `also_labels`, in at most `max_chars` characters of lists (as
-    `also_text` writes them) over all hits. `routes`: (hit, root, path) per hit of the context."""
+    `also_text` writes them) over all hits. `routes`: (hit, root, path) per hit of the context.
+    `joint`: where the question names several entities, those every one of them reaches (entity ->
+    steps, `joint_reach`): a list names them first, nearest first."""
     named = {n for hit, _, _ in routes for n in hit.nodes}
     spent = 0
     completed: set[tuple[int, RelationPath]] = set()
@@ -101,6 +127,8 @@ def name_answer_sets(routes: Sequence[tuple[WalkHit, int, RelationPath]], sets: 
             continue
         completed.add((root, path))
         new = [e for e in sets.ends(root, list(path)).tolist() if e not in named]
+        if joint:
+            new.sort(key=lambda e: joint.get(e, len(joint) + 1_000))
         # a name takes at least one character and ", ": label no more than the budget can take
         new = new[: (max_chars - spent) // 3]
         cost = len(ALSO)

@@ -82,7 +82,7 @@ class Retrieval:
         return NO_GOOD_MATCH if self.no_good_match else ""
 
     def to_json(self) -> dict[str, Any]:
-        return {"question": self.question, "nodes": [asdict(n) for n in self.nodes], "timings_ms": self.timings_ms,
+        return {"question": self.question, "mode": self.mode, "nodes": [asdict(n) for n in self.nodes], "timings_ms": self.timings_ms,
                 "no_good_match": self.no_good_match, "match_note": self.match_note}
 
 

@@ -36,7 +36,8 @@ from kgwalk.query.answer_sets import name_answer_sets, walk_routes
 from kgwalk.query.hits import EgoLine, NodeHit, RelationPath, Retrieval, WalkHit, best_first, walk_hit
 from kgwalk.query.paths import masked_question
 from kgwalk.query.prior import Prior, load_prior, resolve_rerank
-from kgwalk.query.steps import Laps, check_request, choose_walks, ego_candidates, fetch_counts, restrict_in_time, topic_nodes, weak_match
+from kgwalk.query.steps import (Laps, check_request, choose_walks, ego_candidates, fetch_counts, joint_reach, restrict_in_time, reward_joint_ends,
+                                topic_nodes, weak_match)
 from kgwalk.query.temporal import UNKNOWN_PENALTY
 
 if TYPE_CHECKING:
@@ -237,6 +238,8 @@ class Retriever:
         lap("walk_search")
         if prior:
             prior.rerank(masked, prior_vectors, [w for n in topics for w in candidates[n.id]], conf.rerank_weight)
+        joint = self._joint([n.id for n in nodes if n.matched])  # what the entities a question names all reach
+        reward_joint_ends(candidates, joint, conf.joint_weight)
         if when:
             candidates = restrict_in_time(candidates, lambda walk: self.temporal.judge(walk, when.first, when.last), UNKNOWN_PENALTY)
         candidates = {node: sorted(walks, key=best_first) for node, walks in candidates.items()}
@@ -245,7 +248,7 @@ class Retriever:
         lines = self._ego(nodes, ego_candidates(nodes, candidates, places, conf)) if ego else []
         lap("rerank")
         if conf.also_chars:  # the shown walks' (ego: lines') complete answer sets, from the KG
-            name_answer_sets(lines if ego else walk_routes([w for n in nodes for w in n.walks]), self.answer_sets, conf.also_chars)
+            name_answer_sets(lines if ego else walk_routes([w for n in nodes for w in n.walks]), self.answer_sets, conf.also_chars, joint)
             lap("answer_sets")
         return Retrieval(request.question, nodes, lap.ms, request.mode, best, weak_match(mentions, best, conf.weak_cosine))
 
@@ -259,6 +262,13 @@ class Retriever:
             when = constraint(question, lambda text: self.lexicon.mentions(text), lambda entity: self.temporal.is_name(entity))
         asked = when.question if when else question
         return when, self.lexicon.mentions(asked) if self.cfg.query.node_search == "hybrid" else []
+
+    def _joint(self, named: list[int]) -> dict[int, int]:
+        """Where the question names several of the top nodes, the entities all of them reach within query.joint_hops
+        steps (`joint_reach`); empty otherwise, or with query.joint_weight 0."""
+        if len(named) < 2 or not self.cfg.query.joint_weight:
+            return {}
+        return joint_reach([self.answer_sets.reach(entity, self.cfg.query.joint_hops) for entity in named])
 
     def _encode(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """The question's vector (the walks' model) and the prior's texts' (query.prior_encoder's), in one batch where one model encodes both."""

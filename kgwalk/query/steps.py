@@ -129,6 +129,24 @@ def names_an_entity(mention: Mention) -> bool:
     return mention.bracketed or " " in mention.text.strip() or any(c.isupper() for c in mention.text)
 
 
+def joint_reach(reaches: list[dict[int, int]]) -> dict[int, int]:
+    """Where a question names several entities (each one's `AnswerSets.reach`): the entities every one of them reaches,
+    with the most steps any of them takes ("which films did A direct that B starred in": a film of both, 1 step)."""
+    if len(reaches) < 2:
+        return {}
+    shared = set(reaches[0]).intersection(*reaches[1:])
+    return {e: max(reach[e] for reach in reaches) for e in shared}
+
+
+def reward_joint_ends(candidates: dict[int, list[WalkHit]], joint: dict[int, int], weight: float) -> None:
+    """A walk ending where every named entity reaches gains `weight` / the steps that takes (query.joint_weight): the
+    answer to a question about what lies at several entities is reachable from each of them."""
+    for walks in candidates.values():
+        for walk in walks:
+            if walk.end_node in joint:
+                walk.score += weight / joint[walk.end_node]
+
+
 def weak_match(mentions: list[Mention], best: WalkHit | None, least_cosine: float) -> bool:
     """Whether the evidence is too weak to call a match: no walk at all, or the question names no entity of the
     KG (`names_an_entity`) and the best walk's cosine to it is below `least_cosine` (query.weak_cosine)."""

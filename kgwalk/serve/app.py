@@ -12,6 +12,7 @@ call of /answer (the slow part) runs outside it.
 # runtime, and the request model is a class local to create_app (its limits come from the config).
 
 import contextlib
+import dataclasses
 import errno
 import hmac
 import ipaddress
@@ -20,27 +21,31 @@ import platform
 import socket
 import sys
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypeAlias
 
 from fastapi import FastAPI, HTTPException, Request, Response
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 from starlette.datastructures import Headers
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from kgwalk.config import Config, QueryMode
 from kgwalk.errors import KgwalkError, PortInUse
-from kgwalk.query import Answerer, Retrieval, Retriever
+from kgwalk.query import Answer, Answerer, Retrieval, Retriever
 from kgwalk.query.hits import Retrieves
 from kgwalk.query.answer import check_answer_conf
 from kgwalk.query.retriever import long_lived_frozen
 from kgwalk.refresh.status import corpus_shape, status_data
+from kgwalk.stages import check_kg_exists
 
 # No API key needed: load balancers and probes call /health; the page and its files load without
 # one so that the page can ask for it (its API calls need it).
@@ -84,6 +89,7 @@ class NodeOut(_Out):
 
 class RetrieveOut(_Out):
     question: str
+    mode: QueryMode = Field("walks", description="walks, or ego: each node's walks are the lines of its pruned ego-graph")
     nodes: list[NodeOut] = Field(description="the top-k nodes, each with its top-k walks (Walk&Retrieve Eq. 3)")
     timings_ms: dict[str, float]
     no_good_match: bool = Field(False, description="the question names no entity of this KG and no walk is close to it "
@@ -108,7 +114,7 @@ class ErrorOut(BaseModel):
 
 class StatusOut(_Out):
     name: str
-    root: str = Field(description="the KG's folder in the warehouse")
+    root: str = Field(description="the KG's folder: the warehouse folder's name and the KG's (no absolute path: a client needs no server paths)")
     kg: list[dict[str, Any]] = Field(description="edges, entities, relations: version and last change (a refresh's change id, or the source file)")
     derived: list[dict[str, Any]] = Field(description="walks, texts, vectors, index: version, what they reflect, what they are behind")
     index_layout: str | None = Field(description="the edge index's live generation and its layout")
@@ -205,12 +211,31 @@ class _Locked:
         self.retriever.close()
 
 
-class _Service:
+class NoLLM(KgwalkError):
+    """/answer without an LLM (503)."""
+
+
+class Service:
+    """What the endpoints (and addons) call once the service has started."""
+
     retriever: _Locked
     answerer: Answerer | None = None
     no_llm = ""  # why /answer is unavailable
     llm_lock: Any = contextlib.nullcontext()
     shape: tuple[str, dict[str, Any]] = ("", {})  # corpus_shape and the table versions it was read at
+
+    def answer(self, question: str, k_nodes: int | None = None, k_walks: int | None = None) -> Answer:
+        """Raises NoLLM without an LLM, _BadRetrieval when the retrieval fails, KgwalkError when the LLM does."""
+        if self.answerer is None:
+            raise NoLLM(self.no_llm or "no LLM is configured (answer.backend)")
+        with self.llm_lock:
+            return self.answerer.answer(question, k_nodes, k_walks)
+
+
+# An app served beside the API by a layer above this one (kgwalk/integrations/mcp.py: the MCP server at /mcp), behind
+# the same API key: given the service and whether a key guards it, the routes to add and what runs while it serves
+# (entered once the retriever is warm).
+Addon = Callable[[Service, bool], tuple[list[BaseRoute], Callable[[], contextlib.AbstractAsyncContextManager[Any]]]]
 
 
 def _whole(value: Any) -> Any:
@@ -225,6 +250,10 @@ class _QueryFields(Protocol):
     question: str
     k_nodes: int | None
     k_walks: int | None
+
+
+class _RetrieveFields(_QueryFields, Protocol):
+    mode: QueryMode | None
 
 
 def _query_model(cfg: Config) -> type[_QueryFields]:
@@ -251,6 +280,80 @@ def _query_model(cfg: Config) -> type[_QueryFields]:
     return Query
 
 
+def _unparsable_body(exc: StarletteHTTPException) -> str | None:
+    """Why FastAPI could not parse a request body, in a few words; None for any other HTTP error.
+    FastAPI answers a body that JSON cannot read for a reason other than its syntax (bytes that
+    are not UTF-8, nesting deeper than Python's recursion) with a generic 400, raised from the
+    cause; the service's own 400s carry none."""
+    cause = exc.__cause__
+    if exc.status_code != 400 or cause is None:
+        return None
+    if isinstance(cause, UnicodeDecodeError):
+        return f"the body is not valid UTF-8 (byte {cause.start})"
+    if isinstance(cause, RecursionError):
+        return "the body's JSON nests too deeply"
+    return f"the body cannot be read as JSON ({type(cause).__name__})"
+
+
+def allowed_hosts(cfg: Config) -> frozenset[str]:
+    """The Host header values a service without an API key answers besides loopback names and
+    addresses: serve.host and serve.allowed_hosts, each with any port or the one given."""
+    return frozenset(h.strip().lower() for h in [cfg.serve.host, *cfg.serve.allowed_hosts] if h.strip())
+
+
+def _host_name(host: str) -> str:
+    """The name in a Host header value, without its port and an IPv6 address's brackets."""
+    if host.startswith("["):
+        return host[1:].partition("]")[0]
+    name, colon, port = host.rpartition(":")
+    return name if colon and port.isdigit() and ":" not in name else host
+
+
+def host_allowed(host: str | None, allowed: frozenset[str]) -> bool:
+    """Whether a service without an API key answers a request with this Host header: a loopback
+    name or address, or one of `allowed` (with or without the port). Anything else is a page
+    elsewhere whose name was made to resolve to this machine (DNS rebinding)."""
+    if not host:
+        return False
+    value = host.strip().lower()
+    name = _host_name(value)
+    return _loopback(name) or value in allowed or name in allowed
+
+
+class _HostCheck:
+    """421 Misdirected Request for a Host header `host_allowed` refuses, before anything is read."""
+
+    def __init__(self, app: ASGIApp, allowed: frozenset[str]) -> None:
+        self.app = app
+        self.allowed = allowed
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and not host_allowed(Headers(scope=scope).get("host"), self.allowed):
+            reason = ("misdirected request: the Host header names none of this service's hosts (loopback, serve.host, "
+                      "serve.allowed_hosts); add the name to serve.allowed_hosts, or set an API key")
+            await JSONResponse({"detail": reason}, status_code=421)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def public_status(cfg: Config, status: dict[str, Any]) -> dict[str, Any]:
+    """`status_data` for clients: the KG's folder and the build's source file without the server's
+    absolute paths."""
+    root = f"{Path(cfg.warehouse).name or '.'}/{cfg.name}"
+    kg = [t | {"change": Path(str(t["change"])).name} for t in status["kg"]]  # a refresh's change id has no folder
+    return status | {"root": root, "kg": kg}
+
+
+def _with_mode(query: type, cfg: Config) -> type:
+    class RetrieveQuery(query):  # a class made from the config
+        """A question, optionally how many nodes and walks per node, and how each node's facts are shown."""
+
+        mode: QueryMode | None = Field(None, description="walks: each node's top walks | ego: the lines of each node's pruned ego-graph, "
+                                       f"in as many characters (default query.mode={cfg.query.mode})")
+
+    return RetrieveQuery
+
+
 def _api_key(cfg: Config) -> str | None:
     return os.environ.get(cfg.serve.api_key_env) or None
 
@@ -261,13 +364,15 @@ def _authorized(request: Request, key: str) -> bool:
     return hmac.compare_digest(given.encode(), key.encode())  # constant time: no key guessing by timing
 
 
-def create_app(cfg: Config, retriever: Retriever | None = None, answerer: Answerer | None = None, *, freeze_gc: bool = False) -> FastAPI:
+def create_app(cfg: Config, retriever: Retriever | None = None, answerer: Answerer | None = None, *, freeze_gc: bool = False,
+               addons: tuple[Addon, ...] = ()) -> FastAPI:
     """The service over `cfg`'s corpus. Without `retriever`, one is opened and warmed up at startup;
     without `answerer`, one is made there when answer.backend is set (an answerer that is passed in
     gets its retriever wrapped in the service's lock). `freeze_gc`: the process serves only this,
     so what startup made is kept out of the cyclic GC's scans while it serves (`long_lived_frozen`)."""
-    svc = _Service()
+    svc = Service()
     key = _api_key(cfg)  # read once: a key changed later takes a restart
+    added = [addon(svc, key is not None) for addon in addons]
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -290,8 +395,11 @@ def create_app(cfg: Config, retriever: Retriever | None = None, answerer: Answer
             # OpenAI clients bound their own concurrency; a local model generates one batch at a time
             if svc.answerer is not None and cfg.answer.backend != "openai":
                 svc.llm_lock = threading.Lock()
-            with long_lived_frozen() if freeze_gc else contextlib.nullcontext():
-                yield
+            async with contextlib.AsyncExitStack() as running:
+                for _, run in added:
+                    await running.enter_async_context(run())
+                with long_lived_frozen() if freeze_gc else contextlib.nullcontext():
+                    yield
         finally:
             if own:
                 svc.retriever.close()
@@ -306,23 +414,37 @@ def create_app(cfg: Config, retriever: Retriever | None = None, answerer: Answer
         redoc_url=None,  # ReDoc would load from a CDN too; /docs covers it
     )
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    if TYPE_CHECKING:  # the class is made at runtime, from the config; checkers see its fields
+    for routes, _ in added:
+        app.router.routes.extend(routes)
+    if TYPE_CHECKING:  # the classes are made at runtime, from the config; checkers see their fields
         Query: TypeAlias = _QueryFields
+        RetrieveQuery: TypeAlias = _RetrieveFields
     else:
         Query = _query_model(cfg)  # noqa: N806 (a class)
+        RetrieveQuery = _with_mode(Query, cfg)  # noqa: N806
     body_limit = max_body_bytes(cfg)
     errors: dict[int | str, dict[str, Any]] = {
         400: {"model": ErrorOut, "description": "the retrieval failed (the reason is in detail)"},
         401: {"model": ErrorOut, "description": "missing or wrong API key"},
         413: {"model": ErrorOut, "description": f"the request body is over {body_limit:,} bytes"},
-        422: {"model": ValidationOut, "description": "bad input: each error's field and reason"},
+        421: {"model": ErrorOut, "description": "without an API key: the Host header is not loopback, serve.host or in serve.allowed_hosts"},
+        422: {"model": ValidationOut, "description": "bad input: each error's field and reason (a body that is not JSON, not UTF-8, or nests too deeply included)"},
     }
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
         return JSONResponse({"detail": [_field_error(e) for e in exc.errors()]}, status_code=422)
 
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        reason = _unparsable_body(exc)
+        if reason:  # bad input, as any other: 422 (400 says a retrieval failed)
+            return JSONResponse({"detail": [{"loc": ["body"], "msg": reason, "type": "body_invalid"}]}, status_code=422)
+        return await http_exception_handler(request, exc)
+
     app.add_middleware(_BodyLimit, limit=body_limit)
+    if not key:  # added after the body limit, so it runs first: a misdirected request is not read
+        app.add_middleware(_HostCheck, allowed=allowed_hosts(cfg))
     if key:  # added last, so it runs first: no key, no body read
         @app.middleware("http")
         async def require_key(request: Request, call_next: Any) -> Response:
@@ -353,16 +475,16 @@ def create_app(cfg: Config, retriever: Retriever | None = None, answerer: Answer
         service = {"versions": {"kgwalk": version("kgwalk"), "python": platform.python_version()},
                    "embed_model": cfg.embed.model, "index_backend": cfg.index.backend, "answer": svc.answerer is not None,
                    "k_nodes": q.k_nodes, "k_walks": q.k_walks, "max_k": cfg.serve.max_k}
-        return {**now, "corpus": svc.shape[1], "service": service}
+        return {**public_status(cfg, now), "corpus": svc.shape[1], "service": service}
 
     @app.get("/health", response_model=HealthOut, summary="Liveness, the KG's name, and whether /answer has an LLM")
     def health() -> dict[str, Any]:
         return {"status": "ok", "name": cfg.name, "answer": svc.answerer is not None}
 
     @app.post("/retrieve", response_model=RetrieveOut, responses=errors, summary="Top-k nodes of the question, top-k walks of each")
-    def retrieve(query: Query) -> dict[str, Any]:
+    def retrieve(query: RetrieveQuery) -> dict[str, Any]:
         try:
-            return svc.retriever.retrieve(query.question, query.k_nodes, query.k_walks).to_json()
+            return svc.retriever.retrieve(query.question, query.k_nodes, query.k_walks, query.mode).to_json()
         except KgwalkError as e:
             raise HTTPException(400, str(e)) from None
 
@@ -370,11 +492,10 @@ def create_app(cfg: Config, retriever: Retriever | None = None, answerer: Answer
               responses={**errors, 502: {"model": ErrorOut, "description": "the LLM failed"},
                          503: {"model": ErrorOut, "description": "no LLM is configured (answer.backend)"}})
     def answer(query: Query) -> dict[str, Any]:
-        if svc.answerer is None:
-            raise HTTPException(503, svc.no_llm or "no LLM is configured (answer.backend)")
         try:
-            with svc.llm_lock:
-                return svc.answerer.answer(query.question, query.k_nodes, query.k_walks).to_json()
+            return svc.answer(query.question, query.k_nodes, query.k_walks).to_json()
+        except NoLLM as e:
+            raise HTTPException(503, str(e)) from None
         except _BadRetrieval as e:
             raise HTTPException(400, str(e)) from None
         except KgwalkError as e:  # the LLM: down, refusing the key, failing every retry
@@ -446,7 +567,7 @@ def preload(files: list[Path], free_bytes: int | None = None) -> int:
     return read
 
 
-def run_server(cfg: Config, host: str | None = None, port: int | None = None) -> None:
+def run_server(cfg: Config, host: str | None = None, port: int | None = None, addons: tuple[Addon, ...] = ()) -> None:
     """Serve until interrupted. Binding beyond loopback needs an API key, so that the corpus and
     the LLM behind /answer are never open to the network by accident."""
     import uvicorn
@@ -460,17 +581,20 @@ def run_server(cfg: Config, host: str | None = None, port: int | None = None) ->
         raise KgwalkError(f"serve.port must be 0..65535, got {port}")
     if cfg.answer.backend:
         check_answer_conf(cfg)
-    with _listen(host, port) as sock, contextlib.closing(Retriever(cfg)) as retriever:
-        # Warmed up here, so that a missing corpus ends in one line rather than inside uvicorn's startup.
-        retriever.warm_up()
-        shard_files = getattr(retriever.store, "shard_files", None)  # an embedded index (EdgeStore)
-        if shard_files is not None:  # serving starts at once; searches get faster as the files are read
-            threading.Thread(target=preload, args=(shard_files(),), name="kgwalk-preload", daemon=True).start()
-        port = sock.getsockname()[1]
-        server = uvicorn.Server(uvicorn.Config(create_app(cfg, retriever, freeze_gc=True), host=host, port=port))
-        print(f"kgwalk: serving {cfg.name!r} on http://{host}:{port}/ (API docs at /docs; Ctrl+C stops)", file=sys.stderr, flush=True)
-        # uvicorn exits 3 when its startup fails, the code of a failed quality gate: said below instead
-        with contextlib.suppress(KeyboardInterrupt, SystemExit):
-            server.run(sockets=[sock])
-        if not server.started:
-            raise KgwalkError("serve: the service did not start (uvicorn's log above says why)")
+    cfg = dataclasses.replace(cfg, serve=dataclasses.replace(cfg.serve, host=host))  # the host it answers to (Host check)
+    with _listen(host, port) as sock:
+        check_kg_exists(cfg)  # after the port: a port in use is said first, with its own exit code
+        with contextlib.closing(Retriever(cfg)) as retriever:
+            # Warmed up here, so that a missing corpus ends in one line rather than inside uvicorn's startup.
+            retriever.warm_up()
+            shard_files = getattr(retriever.store, "shard_files", None)  # an embedded index (EdgeStore)
+            if shard_files is not None:  # serving starts at once; searches get faster as the files are read
+                threading.Thread(target=preload, args=(shard_files(),), name="kgwalk-preload", daemon=True).start()
+            port = sock.getsockname()[1]
+            server = uvicorn.Server(uvicorn.Config(create_app(cfg, retriever, freeze_gc=True, addons=addons), host=host, port=port))
+            print(f"kgwalk: serving {cfg.name!r} on http://{host}:{port}/ (API docs at /docs; Ctrl+C stops)", file=sys.stderr, flush=True)
+            # uvicorn exits 3 when its startup fails, the code of a failed quality gate: said below instead
+            with contextlib.suppress(KeyboardInterrupt, SystemExit):
+                server.run(sockets=[sock])
+            if not server.started:
+                raise KgwalkError("serve: the service did not start (uvicorn's log above says why)")

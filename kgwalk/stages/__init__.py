@@ -18,7 +18,7 @@ from kgwalk.stages.base import ChangeInput, Stage, Step, folder_bytes, recorded
 from kgwalk.stages.index import INDEX
 from kgwalk.stages.ingest import INGEST, check_kg_file
 from kgwalk.stages.report import BuildReport, RefreshReport
-from kgwalk.stages.runner import STAGES, Runner, check_refresh_input, stage_named
+from kgwalk.stages.runner import STAGES, Runner, check_kg_exists, check_refresh_input, stage_named
 from kgwalk.stages.texts import TEXTS
 from kgwalk.stages.vectors import VECTORS
 from kgwalk.stages.walks import WALKS
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "INDEX", "INGEST", "STAGES", "TEXTS", "VECTORS", "WALKS", "BuildReport", "ChangeInput", "RefreshReport", "Runner", "Stage",
-    "Step", "check_kg_file", "check_refresh_input", "folder_bytes", "recorded", "run_build", "run_embed", "run_index",
+    "Step", "check_kg_exists", "check_kg_file", "check_refresh_input", "folder_bytes", "recorded", "run_build", "run_embed", "run_index",
     "run_ingest", "run_verbalize", "run_walks", "stage_named",
 ]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kgwalk.config import Config
-from kgwalk.errors import KgwalkError
+from kgwalk.errors import KgwalkError, QualityGateFailed
 from kgwalk.faults import crashpoint
 from kgwalk.log import log, timed
 from kgwalk.stages.base import Stage, Step
@@ -78,6 +78,7 @@ def _update(step: Step) -> None:
     """The change input -> new versions of entities, relations, edges (edges last: its commit,
     tagged with the change id, is what marks the change as applied)."""
     from kgwalk.kg.changes import KgTables, apply_changes, snapshot_update
+    from kgwalk.kg.ingest import keep_rejected
     from kgwalk.kg.readers import read_kg
 
     cfg, change = step.cfg, step.change
@@ -92,15 +93,17 @@ def _update(step: Step) -> None:
     update = (snapshot_update if change.snapshot else apply_changes)(old, read, str(change.path))
     if not update.tables.edges.num_rows:
         raise KgwalkError(f"{change.path}: the change would leave the KG without edges; refusing")
+    # `base` tells this run's commits from an earlier application of the same content
+    meta = {"change": change_id, "base": table_version(cfg.table("edges"))}
     if cfg.quality.gates:
         from kgwalk.quality import gate_kg
 
         t = update.tables
-        gate_kg(cfg, t.entities, t.relations, t.edges, len(read.triples) + len(read.rejected), update.rejected.num_rows)
-    # `base` tells this run's commits from an earlier application of the same content
-    meta = {"change": change_id, "base": table_version(cfg.table("edges"))}
-    if update.rejected.num_rows and commit_metadata(cfg.table("rejected")) != meta:
-        write_table(cfg.table("rejected"), update.rejected, mode="append", metadata=meta)
+        try:
+            gate_kg(cfg, t.entities, t.relations, t.edges, len(read.triples) + len(read.rejected), update.rejected)
+        except QualityGateFailed as e:  # the KG stays as it was; its rejected lines are kept to read
+            raise QualityGateFailed(f"{e}{keep_rejected(cfg.table('rejected'), update.rejected, meta)}") from None
+    keep_rejected(cfg.table("rejected"), update.rejected, meta)
     write_table(cfg.table("entities"), update.tables.entities, metadata=meta)
     write_table(cfg.table("relations"), update.tables.relations, metadata=meta)
     crashpoint("kg.labels_written")

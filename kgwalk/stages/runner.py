@@ -44,6 +44,14 @@ def check_refresh_input(cfg: Config, path: str, snapshot: bool) -> None:
         raise KgwalkError(f"nothing to refresh: no KG named {cfg.name!r} in {cfg.warehouse} (run `kgwalk build` first)")
 
 
+def check_kg_exists(cfg: Config) -> None:
+    """The KG has been ingested (its edges table exists): checked before a reader opens it, so
+    that a wrong name ends in one line saying so, not in what the first missing table suggests."""
+    if not table_exists(cfg.table("edges")):
+        raise KgwalkError(f"no KG named {cfg.name!r} in the warehouse {cfg.warehouse}: check --name and --warehouse, "
+                          f"or build it with `kgwalk build --name {cfg.name} --kg FILE`")
+
+
 class Runner:
     """Runs the declared stages on one KG. `spark`: a session for the walks (build: the walks
     job starts its own when none is given; refresh: the affected roots are walked in this

@@ -147,7 +147,7 @@ def verbalize_walks(cfg: Config) -> SentenceSink:
         sink.checks = []
         before_commit = lambda: gate_texts(cfg, sink.checks)  # noqa: E731
     try:
-        write_dataset(ds, cfg.table("texts"), TEXTS_SCHEMA, sink, before_commit)
+        write_dataset(ds, cfg.table("texts"), TEXTS_SCHEMA, sink, before_commit, progress="verbalize")
     finally:
         sink.flush()  # sentences the model made are kept even when the gate stops the commit
     return sink

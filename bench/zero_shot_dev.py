@@ -1,0 +1,144 @@
+"""Zero-shot retrieval on the development sets besides MetaQA (issue 42), beside MetaQA dev: each
+set's corpus built with `kgwalk build` at its defaults, then `kgwalk eval questions --plain` on its
+dev and held files (one row per set, split and step count, and the two-topic questions), all with
+the default query settings (no fitted prior: query.rerank=auto is the synthetic prior).
+
+    .venv/bin/python bench/dev_sets.py --out /tmp/devsets/data
+    .venv/bin/python bench/zero_shot_dev.py --data /tmp/devsets/data --warehouse /tmp/devsets/wh \
+        [--metaqa-warehouse /tmp/mq] [--sets synth,metaqa-dotted] [--set KEY=VALUE ...]
+
+Builds run one at a time under `flock /tmp/kgwalk-heavy.lock nice -n 5` and are skipped where the
+warehouse holds a finished build of the set's kb.txt (<warehouse>/<set>.built). MetaQA itself is not
+built here: `--metaqa-warehouse` names a finished build of MetaQA's whole KB (KG name `metaqa`),
+which is only read: `kgwalk eval metaqa --split dev --limit 1000 --plain` on it, and the
+metaqa-dotted questions (their labels are MetaQA's) asked of it, which tells a renamed relation's
+cost from a rewritten question's. `--set` settings go to every eval (not to builds), for comparing
+a ranking change on all sets: the report is then named zero_shot_dev_sets_<tag>.md (--tag).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from common import REPO
+from report import save_report
+
+KGWALK = [sys.executable, "-m", "kgwalk.cli"]
+SETS = ("synth", "synth-dbpedia", "metaqa-dotted", "metaqa-opaque")
+FILES = [f"{split}-{group}.txt" for split in ("dev", "held") for group in ("1hop", "2hop", "3hop", "conj")]
+LOCK = "/tmp/kgwalk-heavy.lock"
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+def build(data: Path, warehouse: Path, name: str) -> float | None:
+    """Build the set's corpus unless the warehouse holds a finished build of this kb.txt; the seconds it took."""
+    kb = data / name / "kb.txt"
+    marker = warehouse / f"{name}.built"
+    if marker.exists() and json.loads(marker.read_text())["kb"] == _digest(kb):
+        return json.loads(marker.read_text())["seconds"]
+    warehouse.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    with open(warehouse / f"{name}.log", "w") as log:
+        subprocess.run(["flock", LOCK, "nice", "-n", "5", *KGWALK, "build", "--kg", str(kb), "--warehouse", str(warehouse), "--name", name],
+                       check=True, stdout=log, stderr=subprocess.STDOUT, cwd=REPO)
+    seconds = time.perf_counter() - start
+    marker.write_text(json.dumps({"kb": _digest(kb), "seconds": seconds}))
+    return seconds
+
+
+def evaluate(args: list[str], settings: list[str]) -> list[dict]:
+    """One `kgwalk eval` run's JSON rows (under the lock: timings shared with a build mean nothing)."""
+    extra = [a for kv in settings for a in ("--set", kv)]
+    out = subprocess.run(["flock", LOCK, *KGWALK, "eval", *args, *extra, "--plain", "--json"], check=True, stdout=subprocess.PIPE,
+                         text=True, cwd=REPO).stdout
+    return json.loads(out)
+
+
+def _row(label: str, split: str, group: str, s: dict) -> str:
+    lat = s["latency_ms"].get("retrieval", {})
+    return (f"| {label} | {split} | {group} | {s['questions']:,} | {s['topic_recall']:.3f} | {s['context_recall']:.3f} "
+            f"| {s['answer_recall']:.3f} | {100 * s['extractive_hits1']:.1f} | {lat.get('p50', 0):.1f} |")
+
+
+def _file_rows(label: str, rows: list[dict]) -> list[str]:
+    out = []
+    for s in rows:
+        split, group = re.fullmatch(r"(dev|held)-(\w+)\.txt", s["file"]).groups()
+        out.append(_row(label, split, group.replace("hop", "-hop"), s))
+    return out
+
+
+def _means(results: dict[str, list[dict]]) -> list[str]:
+    """Per set and split: Hits@1 and context recall averaged over the step counts (conj apart)."""
+    lines = ["| set | split | Hits@1, 1-3 steps (mean of the step counts) | context recall@3, same | conj Hits@1 | conj context recall@3 |",
+             "|---|---|---:|---:|---:|---:|"]
+    for label, rows in results.items():
+        for split in ("dev", "held"):
+            steps = [s for s in rows if s.get("file", "").startswith(f"{split}-") and "hop" in s["file"]]
+            conj = [s for s in rows if s.get("file") == f"{split}-conj.txt"]
+            if not steps:
+                continue
+            hits = 100 * sum(s["extractive_hits1"] for s in steps) / len(steps)
+            recall = sum(s["context_recall"] for s in steps) / len(steps)
+            conj_cells = f"{100 * conj[0]['extractive_hits1']:.1f} | {conj[0]['context_recall']:.3f}" if conj else "- | -"
+            lines.append(f"| {label} | {split} | {hits:.1f} | {recall:.3f} | {conj_cells} |")
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", required=True, help="the folder bench/dev_sets.py wrote")
+    parser.add_argument("--warehouse", required=True, help="where the sets' corpora are built")
+    parser.add_argument("--metaqa-warehouse", help="a finished build of MetaQA's whole KB named metaqa (read only)")
+    parser.add_argument("--sets", default=",".join(SETS), help="comma-separated sets (default: all)")
+    parser.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE", help="a query setting for every eval")
+    parser.add_argument("--tag", help="report name suffix, for runs with --set")
+    args = parser.parse_args()
+    data, warehouse = Path(args.data), Path(args.warehouse)
+    names = args.sets.split(",")
+    seconds = {name: build(data, warehouse, name) for name in names}
+
+    results: dict[str, list[dict]] = {}
+    for name in names:
+        files = [a for f in FILES if (data / name / f).exists() for a in ("--file", str(data / name / f))]
+        results[name] = evaluate(["questions", "--warehouse", str(warehouse), "--name", name, *files], args.settings)
+    metaqa_rows: list[dict] = []
+    if args.metaqa_warehouse:
+        on_mq = ["--warehouse", args.metaqa_warehouse, "--name", "metaqa"]
+        metaqa_rows = evaluate(["metaqa", *on_mq, "--split", "dev", "--limit", "1000"], args.settings)
+        files = [a for f in FILES if (data / "metaqa-dotted" / f).exists() for a in ("--file", str(data / "metaqa-dotted" / f))]
+        results["metaqa (its own relation names)"] = evaluate(["questions", *on_mq, *files], args.settings)
+    (warehouse / f"results{'_' + args.tag if args.tag else ''}.json").write_text(json.dumps({"results": results, "metaqa": metaqa_rows}))
+
+    rerank = next((s["rerank"] for rows in results.values() for s in rows), "?")
+    body = ["Plain questions (brackets dropped), zero-shot: no fitted prior (rerank " + rerank + "), "
+            "query settings at their defaults" + (f" but {', '.join(args.settings)}" if args.settings else "") + ".",
+            "Hits@1 is extractive (the best walk's end is a gold answer), in %; p50 is retrieval ms per question.", "",
+            "| set | split | questions | n | topic recall | context recall@3 | answer-set recall | Hits@1 | p50 ms |",
+            "|---|---|---|---:|---:|---:|---:|---:|---:|"]
+    body += [_row("MetaQA (qa_dev, 1,000 a hop)", "dev", f"{s['hops']}-hop", s) for s in metaqa_rows]
+    for label, rows in results.items():
+        body += _file_rows(label, rows)
+    body += ["", "Means over the step counts (each step count weighs the same):", "", *_means(results)]
+    sets_md = data / "sets.md"
+    if sets_md.exists():
+        body += ["", "## The sets", "", *sets_md.read_text().splitlines()[2:]]
+    body += ["", "Build seconds (`kgwalk build` at its defaults; None: built before): "
+             + ", ".join(f"{n} {s:.0f}" if s else f"{n} -" for n, s in seconds.items())]
+    facts = [f"- data: {data} (bench/dev_sets.py); corpora: {warehouse}" + (f"; MetaQA: {args.metaqa_warehouse}" if args.metaqa_warehouse else ""),
+             "- other agents shared the machine's 2 cores; p50 is indicative only"]
+    save_report("zero_shot_dev_sets" + (f"_{args.tag}" if args.tag else ""), "Zero-shot retrieval on the development sets", facts, body)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,256 @@
+"""The development sets of issue 42: question templates written by hand for the synthetic CRAG-like
+KG (`kgwalk synth`) and for MetaQA's KB, and the renamings that give each KG another shape.
+
+* synth: the synthetic KG as `kgwalk synth` writes it (snake_case relations, labels with a kind in
+  parentheses, punctuation: "(2003 film)", "Inc.", "S.A.", ": Origins", "$12.50").
+* synth-dbpedia: the same graph and questions, labels spelt with underscores ("The_Silent_Harbor_(2003_film)")
+  and relations named as DBpedia's ontology names them (birthPlace, team, keyPerson).
+* metaqa-dotted: MetaQA's KB with Freebase-style dotted relations (film.film.directed_by).
+* metaqa-opaque: MetaQA's KB with Wikidata-style opaque ids (P57).
+
+The MetaQA sets' questions are written here, in other words than MetaQA's; only its KB is read.
+Styles: terse ("genre of X?"), plain, verbose (long, nested clauses), passive ("by whom was X
+directed?"), nested ("the X of the Y of E") and possessive ("E's club").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kgwalk.eval.devsets import ANY, Conjunction, DevSet, Kb, Kind, PathQuestions, generate, path, step
+
+P = PathQuestions
+
+# --- the synthetic KG -----------------------------------------------------------------------------
+
+MOVIE = Kind(r" \(\d{4} film\)$")
+ACTOR = Kind(r" \(actor\)$")
+DIRECTOR = Kind(r" \(director\)$")
+MUSICIAN = Kind(r" \((singer|musician|rapper|composer|guitarist)\)$")
+ATHLETE = Kind(r" \((footballer|basketball player|baseball player)\)$")
+SONG = Kind(r" \(song\)$")
+ALBUM = Kind(r" \(album\)$")
+BUSINESSPERSON = Kind(r" \(businessperson\)$")
+TEAM = Kind(has=("in_league>",))
+COMPANY = Kind(has=("in_sector>",))
+CITY = Kind(has=("capital_of>", "<born_in", "<headquartered_in"))
+COUNTRY = Kind(has=("<citizen_of", "<capital_of"))
+BORN = Kind(has=("born_in>",))
+GENRE = Kind(has=("<has_genre",))
+SECTOR = Kind(has=("<in_sector",))
+
+SYNTH_PATHS = (
+    # one step
+    P("director of movie", path(MOVIE, "directed_by>"), (("terse", "who directed {e}?"), ("passive", "by whom was {e} directed?"),
+      ("verbose", "can you tell me the name of the person who directed the film {e}?"), ("nested", "the director of {e}"))),
+    P("films of director", path(DIRECTOR, "<directed_by"), (("plain", "what films did {e} direct?"),
+      ("passive", "which movies were directed by {e}?"), ("terse", "{e} filmography?"))),
+    P("cast of movie", path(MOVIE, "starred_actors>"), (("terse", "who stars in {e}?"), ("plain", "which actors appeared in {e}?"),
+      ("nested", "the cast of {e}"))),
+    P("films of actor", path(ACTOR, "<starred_actors"), (("plain", "what movies has {e} acted in?"),
+      ("passive", "in which films was {e} cast?"), ("terse", "films with {e}?"))),
+    P("release year", path(MOVIE, "release_year>"), (("terse", "when did {e} come out?"), ("plain", "in what year was {e} released?"),
+      ("nested", "the release year of {e}"))),
+    P("movie genre", path(MOVIE, "has_genre>"), (("terse", "genre of {e}?"), ("plain", "what kind of film is {e}?"))),
+    P("movie rating", path(MOVIE, "rating>"), (("terse", "rating of {e}?"), ("plain", "how well was {e} rated?"))),
+    P("movie budget", path(MOVIE, "budget>"), (("plain", "what was the budget of {e}?"), ("verbose", "how much money did it cost to make {e}?"))),
+    P("producer", path(MOVIE, "produced_by>"), (("plain", "which company produced {e}?"), ("passive", "by which studio was {e} produced?"))),
+    P("birthplace", path(BORN, "born_in>"), (("terse", "where was {e} born?"), ("nested", "the birthplace of {e}"),
+      ("verbose", "what is the name of the city in which {e} was born?"))),
+    P("birth year", path(ANY, "born_year>"), (("terse", "when was {e} born?"), ("plain", "what year was {e} born in?"))),
+    P("nationality", path(ANY, "citizen_of>"), (("plain", "what is the nationality of {e}?"), ("passive", "which country is {e} a citizen of?"))),
+    P("club", path(ATHLETE, "plays_for>"), (("terse", "which club does {e} play for?"), ("plain", "what teams has {e} played for?"),
+      ("possessive", "{e}'s club?"))),
+    P("squad", path(TEAM, "<plays_for"), (("plain", "who plays for {e}?"), ("passive", "which players have been signed by {e}?"))),
+    P("position", path(ATHLETE, "position>"), (("terse", "what position does {e} play?"),)),
+    P("league", path(TEAM, "in_league>"), (("terse", "which league is {e} in?"), ("plain", "in what league do {e} compete?"))),
+    P("performer", path(SONG, "performed_by>"), (("terse", "who sings {e}?"), ("passive", "by whom was {e} performed?"))),
+    P("album of song", path(SONG, "on_album>"), (("plain", "which album is {e} on?"), ("verbose", "on what record was the song {e} released?"))),
+    P("band", path(MUSICIAN, "member_of>"), (("plain", "which band is {e} a member of?"),)),
+    P("record label", path(ANY, "signed_to>"), (("plain", "what label is {e} signed to?"), ("passive", "by which record label was {e} signed?"))),
+    P("ceo", path(COMPANY, "has_ceo>"), (("terse", "who is the CEO of {e}?"), ("plain", "who runs {e}?"))),
+    P("company of ceo", path(BUSINESSPERSON, "<has_ceo"), (("plain", "which company does {e} lead?"),)),
+    P("ticker", path(COMPANY, "ticker>"), (("terse", "ticker of {e}?"), ("plain", "what is the stock symbol of {e}?"))),
+    P("sector", path(COMPANY, "in_sector>"), (("plain", "what sector is {e} in?"),)),
+    P("exchange", path(COMPANY, "listed_on>"), (("passive", "on which stock exchange is {e} listed?"),)),
+    P("headquarters", path(ANY, "headquartered_in>"), (("terse", "where is {e} headquartered?"), ("plain", "in which city is {e} based?"))),
+    P("school", path(ANY, "educated_at>"), (("plain", "where did {e} study?"), ("passive", "at which university was {e} educated?"))),
+    P("country of city", path(CITY, "located_in>"), (("plain", "which country is {e} in?"),)),
+    P("capital", path(COUNTRY, "<capital_of"), (("terse", "capital of {e}?"), ("plain", "what is the capital of {e}?"))),
+    P("album date", path(ALBUM, "release_date>"), (("plain", "when was {e} released?"),)),
+    P("founded", path(ANY, "founded_year>"), (("plain", "when was {e} founded?"), ("passive", "in what year was {e} established?"))),
+    # two steps
+    P("birthplace of director", path(MOVIE, "directed_by>", "born_in>"), (("plain", "where was the director of {e} born?"),
+      ("nested", "the birthplace of the director of {e}"), ("verbose", "in which city was the person who directed {e} born?"),
+      ("possessive", "{e}'s director was born where?"))),
+    P("birth years of cast", path(MOVIE, "starred_actors>", "born_year>"), (("plain", "when were the actors of {e} born?"),
+      ("nested", "the birth years of the cast of {e}"))),
+    P("city of club", path(ATHLETE, "plays_for>", "located_in>"), (("plain", "in which city does the club of {e} play?"),
+      ("possessive", "where is {e}'s team based?"), ("nested", "the home city of the team of {e}"))),
+    P("league of club", path(ATHLETE, "plays_for>", "in_league>"), (("possessive", "which league does {e}'s team play in?"),
+      ("verbose", "what is the name of the league in which the club that {e} plays for competes?"))),
+    P("label of performer", path(SONG, "performed_by>", "signed_to>"), (("plain", "what label is the performer of {e} signed to?"),
+      ("nested", "the record label of the artist of {e}"))),
+    P("date of album", path(SONG, "on_album>", "release_date>"), (("plain", "when was the album containing {e} released?"),
+      ("nested", "the release date of the album of {e}"))),
+    P("city of producer", path(MOVIE, "produced_by>", "headquartered_in>"), (("plain", "where is the company that produced {e} headquartered?"),
+      ("passive", "in which city is the studio by which {e} was produced based?"))),
+    P("birthplace of ceo", path(COMPANY, "has_ceo>", "born_in>"), (("plain", "where was the CEO of {e} born?"),
+      ("possessive", "{e}'s chief executive was born in which city?"))),
+    P("genres of director", path(DIRECTOR, "<directed_by", "has_genre>"), (("plain", "what genres are the films directed by {e}?"),
+      ("passive", "which genres do the movies made by {e} belong to?"))),
+    P("directors of actor", path(ACTOR, "<starred_actors", "directed_by>"), (("plain", "who directed the movies {e} starred in?"),
+      ("verbose", "which directors have worked with the actor {e} on a film?"))),
+    P("films of same director", path(MOVIE, "directed_by>", "<directed_by"), (("plain", "which other films were made by the director of {e}?"),
+      ("verbose", "what else has the person who directed {e} directed?"))),
+    P("birth country", path(BORN, "born_in>", "located_in>"), (("terse", "which country was {e} born in?"),
+      ("plain", "what is the country of birth of {e}?"))),
+    P("label of band", path(MUSICIAN, "member_of>", "signed_to>"), (("possessive", "what label is {e}'s band signed to?"),)),
+    # three steps
+    P("birth country of director", path(MOVIE, "directed_by>", "born_in>", "located_in>"),
+      (("plain", "in which country was the director of {e} born?"), ("nested", "the country of the birthplace of the director of {e}"),
+       ("verbose", "what is the name of the country where the person who directed {e} was born?"))),
+    P("country of club", path(ATHLETE, "plays_for>", "located_in>", "located_in>"), (("plain", "which country is the club of {e} based in?"),
+      ("possessive", "in what country does {e}'s team play?"), ("nested", "the country of the city of the club of {e}"))),
+    P("birth country of singer", path(SONG, step("performed_by>", MUSICIAN), "born_in>", "located_in>"),
+      (("plain", "in which country was the singer of {e} born?"), ("nested", "the country of birth of the performer of {e}"))),
+    P("nationality of producer's ceo", path(MOVIE, "produced_by>", "has_ceo>", "citizen_of>"),
+      (("verbose", "what is the nationality of the chief executive of the company that produced {e}?"),
+       ("nested", "the citizenship of the CEO of the producer of {e}"))),
+    P("birthplaces of actor's directors", path(ACTOR, "<starred_actors", "directed_by>", "born_in>"),
+      (("possessive", "where were the directors of {e}'s films born?"),
+       ("verbose", "in which cities were the people born who directed the movies that {e} appeared in?"))),
+    P("birth country of ceo", path(COMPANY, "has_ceo>", "born_in>", "located_in>"), (("plain", "in which country was the CEO of {e} born?"),)),
+)
+
+SYNTH_CONJUNCTIONS = (
+    Conjunction("director and actor", path(DIRECTOR, "<directed_by"), path(ACTOR, "<starred_actors"),
+                (("plain", "which films did {a} direct that {b} starred in?"), ("passive", "which movies directed by {a} feature {b}?"))),
+    Conjunction("two actors", path(ACTOR, "<starred_actors"), path(ACTOR, "<starred_actors"),
+                (("plain", "which movies star both {a} and {b}?"), ("verbose", "in which films did {a} appear together with {b}?"))),
+    Conjunction("two clubs", path(TEAM, "<plays_for"), path(TEAM, "<plays_for"),
+                (("plain", "which player has played for both {a} and {b}?"), ("terse", "who played for {a} and {b}?"))),
+    Conjunction("club and birthplace", path(TEAM, "<plays_for"), path(CITY, step("<born_in", ATHLETE)),
+                (("plain", "which players of {a} were born in {b}?"),)),
+    Conjunction("director and genre", path(DIRECTOR, "<directed_by"), path(GENRE, step("<has_genre", MOVIE)),
+                (("plain", "which {b} films did {a} direct?"),)),
+    Conjunction("city and sector", path(CITY, step("<headquartered_in", COMPANY)), path(SECTOR, "<in_sector"),
+                (("plain", "which companies in {a} are in the {b} sector?"),)),
+    Conjunction("artist and genre", path(ANY, step("<performed_by", ALBUM)), path(GENRE, step("<has_genre", ALBUM)),
+                (("plain", "which {b} albums did {a} release?"),)),
+)
+
+# DBpedia ontology's names for the synthetic relations (camelCase; several a bare noun)
+DBPEDIA = {
+    "directed_by": "director", "starred_actors": "starring", "release_year": "releaseYear", "has_genre": "genre",
+    "rating": "rating", "budget": "budget", "produced_by": "producer", "born_in": "birthPlace", "born_year": "birthYear",
+    "citizen_of": "citizenship", "plays_for": "team", "position": "position", "in_league": "league", "performed_by": "artist",
+    "on_album": "album", "member_of": "memberOf", "signed_to": "recordLabel", "has_ceo": "keyPerson", "ticker": "tickerSymbol",
+    "in_sector": "industry", "listed_on": "stockExchange", "headquartered_in": "headquarter", "educated_at": "almaMater",
+    "located_in": "location", "capital_of": "capitalOf", "release_date": "releaseDate", "founded_year": "foundingYear",
+    "market_cap": "marketCapitalisation", "share_price": "sharePrice",
+}
+
+
+def underscored(label: str) -> str:
+    """A label as DBpedia-like KGs spell it: spaces as underscores."""
+    return label.replace(" ", "_")
+
+
+# --- MetaQA's KB ----------------------------------------------------------------------------------
+
+METAQA_PATHS = (
+    # one step
+    P("director", path(ANY, "directed_by>"), (("terse", "director of {e}?"), ("passive", "by whom was {e} directed?"),
+      ("plain", "who made the film {e}?"))),
+    P("directed", path(ANY, "<directed_by"), (("plain", "list the films directed by {e}"),
+      ("verbose", "what are the titles of the movies that {e} has directed?"), ("terse", "{e} as a director?"))),
+    P("writer", path(ANY, "written_by>"), (("plain", "who wrote the screenplay for {e}?"), ("passive", "by whom was {e} written?"),
+      ("terse", "screenwriter of {e}?"))),
+    P("wrote", path(ANY, "<written_by"), (("plain", "which screenplays has {e} written?"), ("passive", "what films were written by {e}?"))),
+    P("cast", path(ANY, "starred_actors>"), (("plain", "who is in the cast of {e}?"), ("terse", "stars of {e}?"),
+      ("verbose", "name the actors and actresses who appear in {e}"))),
+    P("acted", path(ANY, "<starred_actors"), (("plain", "in which films does {e} appear?"), ("terse", "{e} movies?"),
+      ("passive", "which pictures was {e} cast in?"))),
+    P("year", path(ANY, "release_year>"), (("plain", "what year did {e} premiere?"), ("terse", "release year of {e}?"))),
+    P("language", path(ANY, "in_language>"), (("plain", "in which language was {e} made?"), ("terse", "language of {e}?"))),
+    P("genre", path(ANY, "has_genre>"), (("plain", "what kind of movie is {e}?"), ("terse", "genre of {e}?"))),
+    P("tags", path(ANY, "has_tags>"), (("plain", "which keywords describe {e}?"), ("terse", "tags of {e}?"))),
+    P("tagged", path(ANY, "<has_tags"), (("plain", "which movies are tagged with {e}?"), ("passive", "what films are described by the keyword {e}?"))),
+    P("rating", path(ANY, "has_imdb_rating>"), (("plain", "how is {e} rated on IMDb?"),)),
+    P("votes", path(ANY, "has_imdb_votes>"), (("plain", "how many IMDb votes does {e} have?"),)),
+    # two steps
+    P("same director", path(ANY, "directed_by>", "<directed_by"), (("plain", "which other movies did the director of {e} make?"),
+      ("verbose", "what films share their director with {e}?"), ("nested", "the other films of the director of {e}"))),
+    P("same cast", path(ANY, "starred_actors>", "<starred_actors"), (("plain", "which films share actors with {e}?"),
+      ("verbose", "what other movies did the cast of {e} appear in?"))),
+    P("same writer", path(ANY, "written_by>", "<written_by"), (("plain", "what else did the screenwriter of {e} write?"),)),
+    P("years of director", path(ANY, "<directed_by", "release_year>"), (("plain", "in which years did films directed by {e} come out?"),
+      ("nested", "the release years of the films of {e}"))),
+    P("genres of actor", path(ANY, "<starred_actors", "has_genre>"), (("plain", "what genres are the movies {e} acted in?"),
+      ("possessive", "{e}'s films are of which genres?"))),
+    P("directors of writer", path(ANY, "<written_by", "directed_by>"), (("plain", "who directed the films written by {e}?"),
+      ("passive", "by whom were the screenplays of {e} directed?"))),
+    P("actors of director", path(ANY, "<directed_by", "starred_actors>"), (("plain", "which actors have appeared in films by {e}?"),
+      ("nested", "the cast of the films directed by {e}"))),
+    P("languages of actor", path(ANY, "<starred_actors", "in_language>"), (("plain", "what languages are the films of {e} in?"),)),
+    P("directors of actor", path(ANY, "<starred_actors", "directed_by>"), (("plain", "which directors has {e} worked with?"),
+      ("verbose", "who were the directors of the movies in which {e} was cast?"))),
+    P("years of writer", path(ANY, "<written_by", "release_year>"), (("possessive", "in which years did {e}'s screenplays reach cinemas?"),)),
+    # three steps
+    P("cast of director's films", path(ANY, "directed_by>", "<directed_by", "starred_actors>"),
+      (("plain", "who acted in the other films of the director of {e}?"), ("nested", "the actors of the other films of the director of {e}"))),
+    P("directors of cast's films", path(ANY, "starred_actors>", "<starred_actors", "directed_by>"),
+      (("plain", "who directed the other films of the actors in {e}?"),)),
+    P("years of writer's films", path(ANY, "written_by>", "<written_by", "release_year>"),
+      (("plain", "when were the other films by the writer of {e} released?"),)),
+    P("genres of director's films", path(ANY, "directed_by>", "<directed_by", "has_genre>"),
+      (("plain", "what genres are the other films of the director of {e}?"), ("possessive", "{e}'s director also made films of which genres?"))),
+    P("films of director's actors", path(ANY, "<directed_by", "starred_actors>", "<starred_actors"),
+      (("verbose", "which movies star the actors who worked with the director {e}?"),)),
+    P("languages of cast's films", path(ANY, "starred_actors>", "<starred_actors", "in_language>"),
+      (("plain", "in which languages are the other films of the cast of {e}?"),)),
+    P("films of actor's directors", path(ANY, "<starred_actors", "directed_by>", "<directed_by"),
+      (("plain", "what other films were made by the directors {e} worked with?"),)),
+)
+
+METAQA_CONJUNCTIONS = (
+    Conjunction("directed and starred", path(ANY, "<directed_by"), path(ANY, "<starred_actors"),
+                (("plain", "which films did {a} direct that {b} starred in?"), ("passive", "which movies directed by {a} feature {b}?"))),
+    Conjunction("two actors", path(ANY, "<starred_actors"), path(ANY, "<starred_actors"),
+                (("plain", "which movies star both {a} and {b}?"), ("verbose", "in which films do {a} and {b} appear together?"))),
+    Conjunction("writer and language", path(ANY, "<written_by"), path(ANY, "<in_language"), (("plain", "what films written by {a} are in {b}?"),)),
+    Conjunction("director and genre", path(ANY, "<directed_by"), path(ANY, "<has_genre"), (("plain", "which {b} movies did {a} direct?"),)),
+    Conjunction("actor and year", path(ANY, "<starred_actors"), path(ANY, "<release_year"), (("plain", "which films with {a} came out in {b}?"),)),
+    Conjunction("director and writer", path(ANY, "<directed_by"), path(ANY, "<written_by"),
+                (("passive", "which films directed by {a} were written by {b}?"),)),
+)
+
+DOTTED = {  # Freebase's spelling
+    "directed_by": "film.film.directed_by", "written_by": "film.film.written_by", "starred_actors": "film.film.starring",
+    "release_year": "film.film.initial_release_date", "in_language": "film.film.language", "has_tags": "film.film.subjects",
+    "has_genre": "film.film.genre", "has_imdb_rating": "film.film.imdb_rating", "has_imdb_votes": "film.film.imdb_votes",
+}
+OPAQUE = {  # Wikidata's property ids where it has one (P57 director, P161 cast member, ...)
+    "directed_by": "P57", "written_by": "P58", "starred_actors": "P161", "release_year": "P577", "in_language": "P364",
+    "has_tags": "P921", "has_genre": "P136", "has_imdb_rating": "P444", "has_imdb_votes": "P5201",
+}
+
+
+def _renamed(names: dict[str, str]) -> Callable[[str], str]:
+    return lambda relation: names[relation]
+
+
+def synth_sets(triples: list[tuple[str, str, str]], seed: int, per_path: int, per_conjunction: int) -> list[DevSet]:
+    """synth and synth-dbpedia, from the triples of a `kgwalk synth` graph."""
+    questions = generate(Kb(triples), SYNTH_PATHS, SYNTH_CONJUNCTIONS, seed, per_path, per_conjunction)
+    return [DevSet("synth", triples, questions, seed),
+            DevSet("synth-dbpedia", triples, questions, seed, _renamed(DBPEDIA), underscored,
+                   ["synth's graph and questions; labels with underscores for spaces, DBpedia-style relation names"])]
+
+
+def metaqa_sets(triples: list[tuple[str, str, str]], seed: int, per_path: int, per_conjunction: int) -> list[DevSet]:
+    """metaqa-dotted and metaqa-opaque, from the triples of MetaQA's kb.txt."""
+    questions = generate(Kb(triples), METAQA_PATHS, METAQA_CONJUNCTIONS, seed, per_path, per_conjunction)
+    return [DevSet("metaqa-dotted", triples, questions, seed, _renamed(DOTTED), notes=["MetaQA's KB, Freebase-style relation names"]),
+            DevSet("metaqa-opaque", triples, questions, seed, _renamed(OPAQUE), notes=["MetaQA's KB, Wikidata-style property ids"])]

@@ -1,0 +1,84 @@
+"""The development-set generator (kgwalk/eval/devsets.py) on a tiny KB: answers are what the
+relation path reaches, a conjunction's what both reach, and the files read back as questions."""
+
+import numpy as np
+
+from kgwalk.eval.devsets import ANY, Conjunction, DevSet, Kb, Kind, PathQuestions, conjunction_questions, generate, path, path_questions, step
+from kgwalk.eval.questions import read_question_lines
+
+TRIPLES = [
+    ("Kismet (1944 film)", "directed_by", "William Dieterle"),
+    ("Juarez", "directed_by", "William Dieterle"),
+    ("Salome", "directed_by", "William Dieterle"),
+    ("Arizona Dream", "directed_by", "Emir Kusturica"),
+    ("Kismet (1944 film)", "starred_actors", "Ronald Colman"),
+    ("Juarez", "starred_actors", "Paul Muni"),
+    ("Salome", "starred_actors", "Paul Muni"),
+    ("Salome", "starred_actors", "Rita Hayworth"),
+    ("Arizona Dream", "starred_actors", "Paul Muni"),
+    ("William Dieterle", "born_in", "Ludwigshafen"),
+    ("Emir Kusturica", "born_in", "Sarajevo"),
+    ("Ludwigshafen", "located_in", "Germany"),
+]
+KB = Kb(TRIPLES)
+SAME_DIRECTOR = PathQuestions("same director", path(ANY, "directed_by>", "<directed_by"), (("plain", "what else did the director of {e} make?"),))
+DIRECTOR_COUNTRY = PathQuestions("director's country", path(ANY, "directed_by>", "born_in>", "located_in>"),
+                                 (("nested", "the country of the birthplace of the director of {e}"),))
+DIRECTED_AND_STARRED = Conjunction("directed and starred", path(ANY, "<directed_by"), path(ANY, "<starred_actors"),
+                                   (("plain", "which films did {a} direct that {b} starred in?"),))
+
+
+def test_a_path_reaches_its_answers_never_through_the_topic_again():
+    assert KB.reach("Juarez", SAME_DIRECTOR.path) == {"Kismet (1944 film)", "Salome"}  # Juarez itself is no answer
+    assert KB.reach("Juarez", DIRECTOR_COUNTRY.path) == {"Germany"}
+    assert KB.reach("Arizona Dream", DIRECTOR_COUNTRY.path) == set()  # Sarajevo is in no country here
+    films_of_actors = path(Kind(r"^Paul"), "<starred_actors", step("directed_by>", Kind(has=("born_in>",))))
+    assert KB.starts(films_of_actors) == ["Paul Muni"]  # the start kind: labels matching ^Paul
+    assert KB.reach("Paul Muni", films_of_actors) == {"William Dieterle", "Emir Kusturica"}
+
+
+def test_a_reversed_path_walks_the_same_edges_back():
+    forward = path(Kind(r"film"), step("directed_by>", Kind(r"Dieterle")), "born_in>")
+    back = forward.reversed()
+    assert [s.signature for s in back.steps] == ["<born_in", "<directed_by"]
+    assert back.start == Kind() and back.steps[0].lands == Kind(r"Dieterle") and back.steps[1].lands == Kind(r"film")
+    assert KB.reach("Ludwigshafen", back) == {"Kismet (1944 film)"}  # the only film of the three with "film" in its label
+
+
+def test_path_questions_keep_topics_with_one_to_max_answers():
+    questions = path_questions(KB, SAME_DIRECTOR, 10, np.random.default_rng(0))
+    by_topic = {q.topics[0]: q.answers for q in questions}
+    assert by_topic == {"Kismet (1944 film)": ("Juarez", "Salome"), "Juarez": ("Kismet (1944 film)", "Salome"),
+                        "Salome": ("Juarez", "Kismet (1944 film)")}  # Arizona Dream: its director made nothing else
+    assert {q.group for q in questions} == {"2-hop"}
+    assert path_questions(KB, SAME_DIRECTOR, 10, np.random.default_rng(0), max_answers=1) == []
+    line = next(q for q in questions if q.topics == ("Juarez",)).line()
+    assert line == "what else did the director of [Juarez] make?\tKismet (1944 film)|Salome"
+
+
+def test_a_conjunction_s_answers_are_what_both_topics_reach():
+    """Dieterle directed three films and Paul Muni starred in three: together they narrow them to two. Colman and
+    Hayworth starred in one Dieterle film each, which Dieterle's name adds nothing to; Kusturica made one film."""
+    found = {(q.topics, q.answers) for seed in range(10) for q in conjunction_questions(KB, DIRECTED_AND_STARRED, 10, np.random.default_rng(seed))}
+    assert found == {(("William Dieterle", "Paul Muni"), ("Juarez", "Salome"))}
+    (q,) = conjunction_questions(KB, DIRECTED_AND_STARRED, 10, np.random.default_rng(next(
+        seed for seed in range(10) if conjunction_questions(KB, DIRECTED_AND_STARRED, 10, np.random.default_rng(seed)))))
+    assert q.group == "conj" and q.line() == "which films did [William Dieterle] direct that [Paul Muni] starred in?\tJuarez|Salome"
+
+
+def test_a_set_s_files_split_by_topic_and_read_back_as_questions(tmp_path):
+    questions = generate(KB, [SAME_DIRECTOR, DIRECTOR_COUNTRY], [DIRECTED_AND_STARRED], seed=3, per_path=10, per_conjunction=5)
+    assert questions == generate(KB, [SAME_DIRECTOR, DIRECTOR_COUNTRY], [DIRECTED_AND_STARRED], seed=3, per_path=10, per_conjunction=5)
+    renamed = DevSet("tiny", TRIPLES, questions, seed=3, relation=str.upper, label=lambda s: s.replace(" ", "_"))
+    folder = renamed.write(tmp_path)
+    assert (folder / "kb.txt").read_text().splitlines()[0] == "Kismet_(1944_film)|DIRECTED_BY|William_Dieterle"
+    dev, held = (read_question_lines(folder / f"{split}.txt") for split in ("dev", "held"))
+    assert len(dev) + len(held) == sum(q.group != "conj" for q in questions)
+    assert not {t for q in dev for t in q.topics} & {t for q in held for t in q.topics}  # no topic in both splits
+    by_hops = sum(len(read_question_lines(f)) for f in folder.glob("*-[0-9]hop.txt"))
+    assert by_hops == len(dev) + len(held)
+    conj = [line for f in folder.glob("*-conj.txt") for line in read_question_lines(f)]
+    assert [(c.topics, c.answers) for c in conj] == [(("William_Dieterle", "Paul_Muni"), ("Juarez", "Salome"))]
+    stats = renamed.stats()
+    assert stats["kb"] == {"edges": 12, "entities": 12, "relations": 4}
+    assert sum(stats["questions"]["dev by group"].values()) + sum(stats["questions"]["held by group"].values()) == len(questions)

@@ -1,0 +1,65 @@
+"""Questions that name several entities and ask for what lies at all of them ("which films did A
+direct that B starred in"): the reach of each named entity, their joint reach, and the retriever
+ranking a walk that ends there first and naming such entities first in answer-set lists."""
+
+import pytest
+
+import corpus
+from kgwalk.query import Retriever
+from kgwalk.query.answer_sets import AnswerSets
+from kgwalk.query.hits import WalkHit
+from kgwalk.query.steps import joint_reach, reward_joint_ends
+from kgwalk.storage import read_table
+
+# Dana Director made six films; Abe Actor starred in one of them (Film Five) and in four others
+FILMS = [f"Film {n}" for n in ("One", "Two", "Three", "Four", "Five", "Six")]
+OTHERS = [f"Other Film {n}" for n in ("Red", "Blue", "Green", "Gold")]
+KG = ([(f, "directed_by", "Dana Director") for f in FILMS] + [("Film Five", "starred_actors", "Abe Actor")]
+      + [(f, "starred_actors", "Abe Actor") for f in OTHERS] + [(f, "has_genre", "Drama") for f in (*FILMS, *OTHERS)]
+      + [("Film One", "starred_actors", "Cy Lead"), ("Other Film Red", "directed_by", "Eve Maker")])
+QUESTION = "which films did Dana Director direct that Abe Actor starred in"
+
+
+@pytest.fixture(scope="module")
+def joint_corpus(tmp_path_factory):
+    folder, kg = corpus.built_kg(tmp_path_factory.mktemp("joint"), KG)
+    return corpus.config(folder, kg)
+
+
+def ids_of(cfg) -> dict[str, int]:
+    entities = read_table(cfg.table("entities"), ["id", "label"])
+    return dict(zip(entities.column("label").to_pylist(), entities.column("id").to_pylist()))
+
+
+def test_reach_counts_the_fewest_steps_and_joint_reach_keeps_what_every_entity_reaches(joint_corpus):
+    cfg, ids = joint_corpus, ids_of(joint_corpus)
+    sets = AnswerSets.from_tables(read_table(cfg.table("edges")), read_table(cfg.table("entities")), read_table(cfg.table("relations")), "both")
+    director, actor = sets.reach(ids["Dana Director"], 2), sets.reach(ids["Abe Actor"], 2)
+    assert director[ids["Film Five"]] == 1 and director[ids["Drama"]] == 2 and director[ids["Cy Lead"]] == 2
+    assert ids["Eve Maker"] not in director and ids["Dana Director"] not in director  # 3 steps away; the root itself
+    assert sets.reach(ids["Dana Director"], 1) == {ids[f]: 1 for f in FILMS}
+    assert sets.reach(ids["Dana Director"], 2, max_visits=3).keys() < director.keys()  # a hub guard: a partial reach
+    joint = joint_reach([director, actor])
+    assert joint == {ids["Film Five"]: 1, ids["Drama"]: 2}  # Film One is 3 steps from Abe (through Drama)
+    assert joint_reach([director]) == {}  # one named entity: nothing joint
+    walk = WalkHit(1, 0.5, "bfs", "", [ids["Dana Director"], ids["Film Five"]], [], [], "<directed_by", 0.5)
+    reward_joint_ends({0: [walk]}, joint, 4.0)
+    assert walk.score == pytest.approx(4.5)
+
+
+def test_the_walk_to_what_both_named_entities_reach_ranks_first(joint_corpus):
+    ids = ids_of(joint_corpus)
+    joint, apart = Retriever(joint_corpus), Retriever(corpus.config(joint_corpus.root.parent, None, ["query.joint_weight=0"]))
+    together, alone = joint.retrieve(QUESTION), apart.retrieve(QUESTION)
+    assert {n.label for n in together.nodes if n.matched} == {"Dana Director", "Abe Actor"}
+    assert together.best.end_node == ids["Film Five"]
+    # each named node's best walk ends at the film of both; without the joint term the director's is one of his others
+    best_of = {n.label: n.walks[0].end_node for n in together.nodes if n.matched}
+    assert set(best_of.values()) == {ids["Film Five"]}
+    assert [n.walks[0].end_node for n in alone.nodes if n.label == "Dana Director"] != [ids["Film Five"]]
+    # a list of the director's films names the one both reach first
+    lists = [w.also_labels for w in together.walks if w.also_labels and "Film One" in (*w.also_labels, *w.node_labels)]
+    assert all(labels[0] == "Film Five" for labels in lists if "Film Five" in labels)
+    assert joint.retrieve("which films did Dana Director direct").best is not None  # one named entity: no joint term
+    joint.close()
+    apart.close()
