@@ -9,7 +9,7 @@ export RAY_AUTH_MODE := disabled
 # (plain PyPI would pull GBs of CUDA packages).
 TORCH_SOURCE := $(if $(wildcard /opt/wheels/torch-2.13.0*),,--extra-index-url https://download.pytorch.org/whl/cpu)
 
-.PHONY: demo test test-slow test-llm test-cluster lint dist prereqs clean
+.PHONY: demo test test-slow test-llm test-cluster lint docs config-docs dist prereqs clean
 
 prereqs:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' 2>/dev/null || { \
@@ -54,6 +54,16 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
+
+# The docs site (mkdocs.yml, docs/) into site/, offline and strict: a broken link or reference fails it, and so does a
+# settings page (docs/config.md, conf/local.yaml's comments) that no longer says what kgwalk/config.py does.
+docs: $(STAMP)
+	$(PY) -m kgwalk.config_docs --check
+	$(VENV)/bin/mkdocs build --strict --site-dir site
+
+# Rewrite docs/config.md and conf/local.yaml's comments from the settings' descriptions in kgwalk/config.py.
+config-docs: $(STAMP)
+	$(PY) -m kgwalk.config_docs
 
 test-slow: $(STAMP)
 	$(PY) -m pytest -m slow

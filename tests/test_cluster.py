@@ -1,8 +1,8 @@
-"""kgwalk on real clusters over loopback: the README's "Running on a cluster" lines, run as they
-stand against a standalone Spark cluster and a Ray cluster started here (tests/cluster.py),
-give the same walks and index content as a local build of the same graph.
+"""kgwalk on real clusters over loopback: the lines of docs/clusters.md, run as they stand against a
+standalone Spark cluster and a Ray cluster started here (tests/cluster.py), give the same walks and
+index content as a local build of the same graph.
 
-The only site values are the README's environment variables. The index goes to qdrant-client's
+The only site values are the page's environment variables. The index goes to qdrant-client's
 local mode (a folder as QDRANT_URL), the one Qdrant "server" these machines have; it speaks the
 server's API.
 """
@@ -33,18 +33,21 @@ ADDED = [("Kismet", "starred_actors", "Faye Dunaway"), ("Arizona Dream", "releas
          ("Night on Earth", "directed_by", "Jim Jarmusch")]
 
 
-def readme_block(name: str) -> str:
-    """The bash block that follows `<!-- cluster-test: NAME -->` in README.md."""
-    text = (REPO / "README.md").read_text()
+CLUSTER_PAGE = REPO / "docs" / "clusters.md"
+
+
+def page_block(name: str) -> str:
+    """The bash block that follows `<!-- cluster-test: NAME -->` in docs/clusters.md."""
+    text = CLUSTER_PAGE.read_text()
     m = re.search(rf"<!-- cluster-test: {name} -->\s*```bash\n(.*?)```", text, re.S)
-    assert m, f"README.md has no cluster-test block {name!r}"
+    assert m, f"docs/clusters.md has no cluster-test block {name!r}"
     return m.group(1)
 
 
 def run_block(name: str, env: dict[str, str]) -> str:
-    result = subprocess.run(["bash", "-euo", "pipefail", "-c", readme_block(name)], cwd=REPO, env=env,
+    result = subprocess.run(["bash", "-euo", "pipefail", "-c", page_block(name)], cwd=REPO, env=env,
                             capture_output=True, text=True, timeout=900)
-    assert result.returncode == 0, f"README block {name!r} failed ({result.returncode}):\n{result.stdout[-6000:]}\n{result.stderr[-3000:]}"
+    assert result.returncode == 0, f"docs/clusters.md block {name!r} failed ({result.returncode}):\n{result.stdout[-6000:]}\n{result.stderr[-3000:]}"
     return result.stdout + result.stderr
 
 
@@ -77,7 +80,7 @@ def test_cluster_side_python_cannot_import_kgwalk_unless_shipped(clusters, tmp_p
 
 @pytest.fixture(scope="module")
 def cluster_build(clusters, tmp_path_factory):
-    """tests/data/tiny.txt built through the clusters with the README's lines, then refreshed
+    """tests/data/tiny.txt built through the clusters with docs/clusters.md's lines, then refreshed
     with a change set; returns the site environment and the new graph as a file."""
     tmp = tmp_path_factory.mktemp("cluster-build")
     lines = TINY_KG.read_text().splitlines()
