@@ -34,6 +34,8 @@ from kgwalk.index.store import VectorStore, collection_names, open_store
 from kgwalk.query.built_with import check_embed_model
 from kgwalk.query.diversity import select_walks, walks_per_node
 from kgwalk.query.hits import NodeHit, RelationPath, Retrieval, WalkHit, best_first, walk_hit
+from kgwalk.state import table_folders
+from kgwalk.storage import check_logs
 
 if TYPE_CHECKING:
     from kgwalk.query.answer_sets import AnswerSets
@@ -80,6 +82,7 @@ class Retriever:
                  records_on_demand: bool = False) -> None:
         """`records_on_demand`: read each question's walk records from the tables rather than
         holding them all in memory (one question, then exit: `kgwalk query`)."""
+        check_logs(table_folders(cfg.root))  # a damaged Delta log: one line, never an answer from a partial table
         check_embed_model(cfg)  # before any model loads: a question must be embedded as the KG's walks were
         self.cfg = cfg  # query.*'s choices and counts were checked as it loaded (kgwalk/config.py)
         self.store = store or open_store(cfg)
