@@ -306,6 +306,8 @@ def _vacuum(args: argparse.Namespace) -> int:
     from kgwalk.refresh.vacuum import vacuum
 
     report = vacuum(config_from_args(args), keep_hours=args.keep_hours, dry_run=args.dry_run)
+    if report.dry_run:  # one file a line, then the summary (the last line, JSON, as without --dry-run)
+        print("\n".join(str(path) for paths in report.paths.values() for path in paths) or "nothing to delete")
     print(json.dumps({"vacuum": report.summary(), "dry_run": report.dry_run, "files": report.files, "bytes": report.bytes}))
     return 0
 
