@@ -6,6 +6,7 @@ and report.py, never each other (tests/test_architecture.py), so no import cycle
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -33,6 +34,9 @@ OPTIONS_SUBCORPUS = "metaqa_options"
 OPTIONS_WAREHOUSE = "/tmp/kgwalk-options"
 ALIGN_THRESHOLD = 0.5  # ingest.align_threshold's default
 
+HEAVY_LOCK = "/tmp/kgwalk-heavy.lock"  # the benchmarks' heavy-work lock: a timing taken beside another's work means nothing
+DEV_SETS = ("synth", "synth-dbpedia", "metaqa-dotted", "metaqa-opaque")  # bench/dev_sets.py's sets (kgwalk/eval/dev_templates.py)
+
 # The sub-corpus bench/answer.py builds for the LLM runs (bench/ego.py and bench/verbalize_llm.py read it).
 LLM_SUBCORPUS = "metaqa_llm"
 
@@ -47,6 +51,14 @@ def kgwalk_commit() -> str:
     import kgwalk as package
 
     return git_head(Path(package.__file__).parent)
+
+
+def eval_under_lock(args: list[str], settings: list[str]) -> list[dict]:
+    """One `kgwalk eval ... --plain --json` run's rows, by this interpreter's kgwalk, under the heavy-work lock."""
+    extra = [a for kv in settings for a in ("--set", kv)]
+    out = subprocess.run(["flock", HEAVY_LOCK, sys.executable, "-m", "kgwalk.cli", "eval", *args, *extra, "--plain", "--json"],
+                         check=True, stdout=subprocess.PIPE, text=True, cwd=REPO).stdout
+    return json.loads(out)
 
 
 def source_env(source: Path) -> dict[str, str]:

@@ -27,13 +27,11 @@ import sys
 import time
 from pathlib import Path
 
-from common import REPO
+from common import DEV_SETS, HEAVY_LOCK, REPO, eval_under_lock
 from report import save_report
 
 KGWALK = [sys.executable, "-m", "kgwalk.cli"]
-SETS = ("synth", "synth-dbpedia", "metaqa-dotted", "metaqa-opaque")
 FILES = [f"{split}-{group}.txt" for split in ("dev", "held") for group in ("1hop", "2hop", "3hop", "conj")]
-LOCK = "/tmp/kgwalk-heavy.lock"
 
 
 def _digest(path: Path) -> str:
@@ -49,19 +47,11 @@ def build(data: Path, warehouse: Path, name: str) -> float | None:
     warehouse.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     with open(warehouse / f"{name}.log", "w") as log:
-        subprocess.run(["flock", LOCK, "nice", "-n", "5", *KGWALK, "build", "--kg", str(kb), "--warehouse", str(warehouse), "--name", name],
+        subprocess.run(["flock", HEAVY_LOCK, "nice", "-n", "5", *KGWALK, "build", "--kg", str(kb), "--warehouse", str(warehouse), "--name", name],
                        check=True, stdout=log, stderr=subprocess.STDOUT, cwd=REPO)
     seconds = time.perf_counter() - start
     marker.write_text(json.dumps({"kb": _digest(kb), "seconds": seconds}))
     return seconds
-
-
-def evaluate(args: list[str], settings: list[str]) -> list[dict]:
-    """One `kgwalk eval` run's JSON rows (under the lock: timings shared with a build mean nothing)."""
-    extra = [a for kv in settings for a in ("--set", kv)]
-    out = subprocess.run(["flock", LOCK, *KGWALK, "eval", *args, *extra, "--plain", "--json"], check=True, stdout=subprocess.PIPE,
-                         text=True, cwd=REPO).stdout
-    return json.loads(out)
 
 
 def _row(label: str, split: str, group: str, s: dict) -> str:
@@ -100,7 +90,7 @@ def main() -> None:
     parser.add_argument("--data", required=True, help="the folder bench/dev_sets.py wrote")
     parser.add_argument("--warehouse", required=True, help="where the sets' corpora are built")
     parser.add_argument("--metaqa-warehouse", help="a finished build of MetaQA's whole KB named metaqa (read only)")
-    parser.add_argument("--sets", default=",".join(SETS), help="comma-separated sets (default: all)")
+    parser.add_argument("--sets", default=",".join(DEV_SETS), help="comma-separated sets (default: all)")
     parser.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE", help="a query setting for every eval")
     parser.add_argument("--tag", help="report name suffix, for runs with --set")
     args = parser.parse_args()
@@ -111,13 +101,13 @@ def main() -> None:
     results: dict[str, list[dict]] = {}
     for name in names:
         files = [a for f in FILES if (data / name / f).exists() for a in ("--file", str(data / name / f))]
-        results[name] = evaluate(["questions", "--warehouse", str(warehouse), "--name", name, *files], args.settings)
+        results[name] = eval_under_lock(["questions", "--warehouse", str(warehouse), "--name", name, *files], args.settings)
     metaqa_rows: list[dict] = []
     if args.metaqa_warehouse:
         on_mq = ["--warehouse", args.metaqa_warehouse, "--name", "metaqa"]
-        metaqa_rows = evaluate(["metaqa", *on_mq, "--split", "dev", "--limit", "1000"], args.settings)
+        metaqa_rows = eval_under_lock(["metaqa", *on_mq, "--split", "dev", "--limit", "1000"], args.settings)
         files = [a for f in FILES if (data / "metaqa-dotted" / f).exists() for a in ("--file", str(data / "metaqa-dotted" / f))]
-        results["metaqa (its own relation names)"] = evaluate(["questions", *on_mq, *files], args.settings)
+        results["metaqa (its own relation names)"] = eval_under_lock(["questions", *on_mq, *files], args.settings)
     (warehouse / f"results{'_' + args.tag if args.tag else ''}.json").write_text(json.dumps({"results": results, "metaqa": metaqa_rows}))
 
     rerank = next((s["rerank"] for rows in results.values() for s in rows), "?")

@@ -98,7 +98,11 @@ def _print_retrieval(result) -> None:
     for i, node in enumerate(result.nodes, 1):
         print(f"{i}. {node.label}  (node score {node.score:.3f}{', named in the question' if node.matched else ''})")
         for walk in node.walks:
-            print(f"   {walk.score:.3f}  [{walk.kind}] {walk.text}")
+            # the prior, the joint term and the time filter move a walk's score off its cosine: say by how much, so that
+            # 2.4 beside 0.7 reads as what it is
+            moved = walk.score - walk.cosine
+            rerank = f" = cosine {walk.cosine:.3f} {'+' if moved >= 0 else '-'} rerank {abs(moved):.3f}" if abs(moved) >= 5e-4 else ""
+            print(f"   {walk.score:.3f}{rerank}  [{walk.kind}] {walk.text}")
             print("          " + "  ".join(f"({h} | {r} | {t})" for h, r, t in walk.triples))
             if walk.also_labels:  # the other ends of its relation path (query.also_chars)
                 print("          also: " + ", ".join(walk.also_labels))
@@ -302,6 +306,8 @@ def _vacuum(args: argparse.Namespace) -> int:
     from kgwalk.refresh.vacuum import vacuum
 
     report = vacuum(config_from_args(args), keep_hours=args.keep_hours, dry_run=args.dry_run)
+    if report.dry_run:  # one file a line, then the summary (the last line, JSON, as without --dry-run)
+        print("\n".join(str(path) for paths in report.paths.values() for path in paths) or "nothing to delete")
     print(json.dumps({"vacuum": report.summary(), "dry_run": report.dry_run, "files": report.files, "bytes": report.bytes}))
     return 0
 

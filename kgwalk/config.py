@@ -303,7 +303,8 @@ class QueryConf:
     candidates: Count = setting(50, "Walks fetched per node before reranking.")
     joint_weight: Weight = setting(4.0, "Where a question names several entities (\"which films did A direct that B starred in\"), a walk "
                                         "ending where every one of them reaches within joint_hops steps gains this / those steps, and "
-                                        "answer-set lists name such entities first; 0: off (kgwalk/query/steps.py).")
+                                        "answer-set lists name such entities first; 0: off (kgwalk/query/steps.py; "
+                                        "bench/results/joint_questions.md).")
     joint_hops: Count = setting(2, "How many steps each named entity may be from a joint walk's end.")
     walk_budget: Count | None = setting(None, "At most this many walks over all nodes, best first; null: k_nodes x k_walks.")
     unnamed_walks: Annotated[int, AtLeast(0)] | None = setting(

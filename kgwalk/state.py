@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from kgwalk.config import Config
 from kgwalk.errors import BusyError, KgwalkError
-from kgwalk.storage import read_table, table_exists, table_version, write_table
+from kgwalk.storage import check_logs, link_refusal, open_no_follow, read_table, refuse_links, table_exists, table_version, warehouse_cache, write_table
 
 KG_TABLES = ("edges", "entities", "relations")
 # the command that makes each table another reads, for the error a missing one ends in (readers
@@ -76,6 +76,23 @@ def lock_path(cfg: Config) -> Path:
     return cfg.root / "_writer.lock"
 
 
+def table_folders(root: Path) -> list[Path]:
+    """The Delta tables of a KG folder: its folders with a log (a link is none)."""
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.iterdir() if not p.is_symlink() and (p / "_delta_log").is_dir())
+
+
+def check_kg_folder(cfg: Config) -> None:
+    """What a writer checks before it touches the KG folder (kgwalk.storage says why): no symbolic
+    link in it or in the warehouse's cache, and no table whose Delta log is damaged (a refresh
+    would build on a partial table, a vacuum delete the files a damaged commit lost). Each
+    refused in one line."""
+    refuse_links(cfg.root)
+    refuse_links(warehouse_cache(cfg.warehouse))
+    check_logs(table_folders(cfg.root))
+
+
 # KG folders whose writer lock this process holds, per thread: a stage run inside a build is
 # already under the build's lock.
 _held: set[tuple[Path, int]] = set()
@@ -93,9 +110,11 @@ def writer_lock(cfg: Config, what: str) -> Iterator[None]:
         return
     path = lock_path(cfg)
     created = not cfg.root.exists()
+    if cfg.root.is_symlink():
+        raise KgwalkError(link_refusal(cfg.root))
     try:  # also the check that the warehouse is writable, before any work starts
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = open_no_follow(path, os.O_RDWR | os.O_CREAT)
     except OSError as e:
         raise KgwalkError(f"cannot write to the warehouse {cfg.root}: {e.strerror}; pass --warehouse (conf: warehouse) a writable folder") from None
     try:
@@ -104,6 +123,7 @@ def writer_lock(cfg: Config, what: str) -> Iterator[None]:
         except BlockingIOError:
             holder = os.pread(fd, 4096, 0).decode(errors="replace").strip() or "unknown"
             raise BusyError(f"another kgwalk writer holds {path} ({holder}); try again when it has finished") from None
+        check_kg_folder(cfg)  # under the lock: no other writer is halfway through a commit
         since = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{what}, pid {os.getpid()} on {socket.gethostname()} since {since}\n".encode(), 0)

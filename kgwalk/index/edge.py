@@ -10,7 +10,10 @@
   shard plus this generation's delta shard and masked base points, compacted past
   `compact_ratio`. Collections with an HNSW graph (nodes) are copied whole: they are small.
 - kgwalk.index.node_sums: the exact node sums kept beside the node collection (KeepsNodeSums).
-- kgwalk.index.qdrant_shards: creating, copying and loading qdrant-edge shards.
+- kgwalk.index.qdrant_shards: creating, copying and loading qdrant-edge shards. Qdrant writes
+  into every shard it loads, even to search it: a writer loads only the shards of the generation
+  it writes; every other shard, and all of a reader's, is loaded from a private copy
+  (`PrivateCopies`), so readers never write to the warehouse and can serve it read-only.
 
 Bulk writes. Points are handed to Qdrant with their vectors as memoryview slices (a Python list
 of floats costs ~4x more to build than Qdrant takes to store it), and each batch is applied on a
@@ -33,7 +36,7 @@ from kgwalk.index.base import ROOT_FIELD, Hit, as_stored, check_query_dim, point
 from kgwalk.index.generations import Generations, Layout, write_atomically
 from kgwalk.index.layered import NO_ROOT, LayeredCollection, carry_over, masked_path
 from kgwalk.index.node_sums import NodeSumFiles
-from kgwalk.index.qdrant_shards import copy_shard, create_shard, load_shard
+from kgwalk.index.qdrant_shards import PrivateCopies, copy_shard, create_shard, load_shard
 
 # A graph collection's HNSW graph is rebuilt once the points written since its last build pass
 # this fraction of its points (at least _UNINDEXED_MIN's): until then they are scanned exactly.
@@ -59,6 +62,7 @@ class EdgeStore:
         self._sealer: ThreadPoolExecutor | None = None
         self._sealing: dict[str, Future[Any]] = {}  # collection: its base being sealed (see finish)
         self._open: dict[str, LayeredCollection] = {}
+        self._private = PrivateCopies()  # the shards this store reads but does not write
         self._written: dict[str, int] = {}  # collection: points upserted or deleted by this writer
         self._created: set[str] = set()  # collections this writer created (a build): indexed whole at finish
         self._layouts: dict[str, Layout] | None = None
@@ -92,7 +96,7 @@ class EdgeStore:
     def _infer_layout(self, base: str) -> Layout:
         from qdrant_edge import ScrollRequest
 
-        shard = load_shard(self.folder / base)
+        shard = self._open_shard(base)
         try:
             info = shard.info()
             records, _ = shard.scroll(ScrollRequest(limit=1, with_vector=True))
@@ -100,6 +104,13 @@ class EdgeStore:
             return Layout(dim=dim, graph=ROOT_FIELD not in info.payload_schema, base=base, base_points=info.points_count)
         finally:
             shard.close()
+
+    def _open_shard(self, relative: str) -> Any:
+        """A shard, by its folder relative to the store folder: loaded in place where this store
+        writes it (its own new generation), else from a private copy (see the module's docstring)."""
+        if self._writing and relative.startswith(f"{self._gen()}/"):
+            return load_shard(self.folder / relative)
+        return self._private.load(self.folder / relative)
 
     def layouts(self) -> dict[str, Layout]:
         """The collections of the generation this store reads (or writes), with their layout."""
@@ -122,7 +133,7 @@ class EdgeStore:
         """The live generation's collection `name` in the new generation, ready for writes."""
         gen = self._gen()
         if not layout.graph:
-            return carry_over(self.folder, live, gen, name, layout, self.compact_ratio)
+            return carry_over(self.folder, live, gen, name, layout, self.compact_ratio, self._open_shard)
         # searched globally by HNSW: copied whole; its node sums stay layered
         copy_shard(self.folder / live / name, self.folder / gen / name)
         self._sums.carry_delta(live, gen, name)
@@ -186,7 +197,7 @@ class EdgeStore:
             layout = self.layouts().get(name)
             if layout is None:
                 raise KgwalkError(f"no index collection {name!r} under {self.folder} (run `kgwalk index` first)")
-            self._open[name] = LayeredCollection.load(self.folder, self._gen(), name, layout)
+            self._open[name] = LayeredCollection.load(self.folder, self._gen(), name, layout, self._open_shard)
         return self._open[name]
 
     def upsert(self, collection: str, ids: np.ndarray, vectors: np.ndarray, payloads: list[dict[str, Any]]) -> None:
@@ -313,6 +324,7 @@ class EdgeStore:
         finally:
             for name in list(self._open):
                 self._close(name)
+            self._private.close()  # after the shards loaded from it
             for executor in (self._writer, self._sealer):
                 if executor is not None:
                     executor.shutdown()

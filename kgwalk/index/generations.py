@@ -1,6 +1,10 @@
 """Generations of an index folder: `g<NNNNNN>` folders, the CURRENT pointer to the live one,
 each generation's MANIFEST.json (its collections' layouts and what it reflects), and the
-clean-up of generations no longer referenced. No vector engine here: the layouts are records."""
+clean-up of generations no longer referenced. No vector engine here: the layouts are records.
+
+Nothing here follows a symbolic link: writers refuse a KG folder with one in it before they
+start (kgwalk.state.check_kg_folder), and a link planted since is refused here too, never
+written or deleted through."""
 
 from __future__ import annotations
 
@@ -11,6 +15,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any
+
+from kgwalk.errors import KgwalkError
+from kgwalk.storage import link_refusal, open_no_follow
 
 _MANIFEST = "MANIFEST.json"
 _CURRENT = "CURRENT"
@@ -35,8 +42,10 @@ class Layout:
 
 
 def write_atomically(path: Path, write: Callable[[IO[bytes]], object]) -> None:
+    """`path` replaced by what `write` writes, whole or not at all (a link at `path` is replaced,
+    its target never written)."""
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
+    with os.fdopen(open_no_follow(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "wb") as f:
         write(f)
         f.flush()
         os.fsync(f.fileno())
@@ -62,12 +71,22 @@ class Generations:
         its commit are removed first."""
         live = self.live()
         self.folder.mkdir(parents=True, exist_ok=True)
-        for path in self.folder.glob("g*"):
-            if path.is_dir() and (live is None or path.name > live):
+        for path in self._generation_folders():
+            if live is None or path.name > live:
                 shutil.rmtree(path)
         generation = f"g{int(live[1:]) + 1 if live else 1:06d}"
         (self.folder / generation).mkdir()
         return generation
+
+    def _generation_folders(self) -> list[Path]:
+        """The `g*` folders; a link among them is refused, never followed into."""
+        folders = []
+        for path in self.folder.glob("g*"):
+            if path.is_symlink():
+                raise KgwalkError(link_refusal(path))
+            if path.is_dir():
+                folders.append(path)
+        return folders
 
     def write_manifest(self, generation: str, layouts: dict[str, Layout], reflects: dict[str, Any] | None) -> None:
         manifest = {"collections": {n: asdict(v) for n, v in layouts.items()}, "reflects": reflects}
@@ -90,8 +109,8 @@ class Generations:
                     used.add(v["base"])
                     if v.get("sums_base"):
                         used |= {f"{v['sums_base']}.sums.npy", f"{v['sums_base']}.sums.roots.npy"}
-        for folder in self.folder.glob("g*"):
-            if not folder.is_dir() or folder.name in keep:
+        for folder in self._generation_folders():
+            if folder.name in keep:
                 continue
             for path in folder.iterdir():
                 if f"{folder.name}/{path.name}" not in used:

@@ -11,6 +11,7 @@ is the same with no delta and no masked points."""
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from kgwalk.index.qdrant_shards import copy_shard, create_shard, load_shard, sha
 _RETRIEVE_BATCH = 1024
 _SCROLL_BATCH = 4096
 NO_ROOT = -1  # masked points whose payload has no root (only reachable by searches without one)
+OpenShard = Callable[[str], Any]  # a shard, by its folder relative to the store folder (kgwalk.index.edge)
 
 
 def masked_path(folder: Path, generation: str, name: str) -> Path:
@@ -47,14 +49,15 @@ class LayeredCollection:
         return cls(shard, None, _no_masked())
 
     @classmethod
-    def load(cls, folder: Path, generation: str, name: str, layout: Layout) -> LayeredCollection:
-        """Collection `name` of `generation`, as `layout` records it."""
-        base = load_shard(folder / layout.base)
+    def load(cls, folder: Path, generation: str, name: str, layout: Layout, open_shard: OpenShard) -> LayeredCollection:
+        """Collection `name` of `generation`, as `layout` records it; `open_shard` loads a shard
+        by its folder relative to `folder` (for writing, or from a private copy)."""
+        base = open_shard(layout.base)
         own = f"{generation}/{name}"
         if layout.base == own:
             return cls.plain(base)
         masked = np.load(masked_path(folder, generation, name))
-        return cls(base, load_shard(folder / own), masked)
+        return cls(base, open_shard(own), masked)
 
     @property
     def writable(self) -> Any:
@@ -148,10 +151,11 @@ class LayeredCollection:
                 shard.close()
 
 
-def carry_over(folder: Path, live: str, generation: str, name: str, layout: Layout, compact_ratio: float) -> Layout:
+def carry_over(folder: Path, live: str, generation: str, name: str, layout: Layout, compact_ratio: float, open_shard: OpenShard) -> Layout:
     """The live generation's graphless collection `name` in `generation`, ready for writes:
     a plain one becomes the base of a new delta; a layered one keeps its base (its delta and
-    masked points copied) until they pass `compact_ratio` of it, then is compacted."""
+    masked points copied) until they pass `compact_ratio` of it, then is compacted (the live
+    delta read through `open_shard`)."""
     own, live_own = folder / generation / name, folder / live / name
     if layout.base == f"{live}/{name}":
         create_shard(own, layout.dim, "delta", hnsw_m=0, datatype=layout.datatype).close()
@@ -162,10 +166,10 @@ def carry_over(folder: Path, live: str, generation: str, name: str, layout: Layo
         copy_shard(live_own, own)
         shutil.copy(masked_path(folder, live, name), masked_path(folder, generation, name))
         return layout
-    return _compact(folder, live, generation, name, layout)
+    return _compact(folder, live, generation, name, layout, open_shard)
 
 
-def _compact(folder: Path, live: str, generation: str, name: str, layout: Layout) -> Layout:
+def _compact(folder: Path, live: str, generation: str, name: str, layout: Layout, open_shard: OpenShard) -> Layout:
     """A new base: the live base copied, its masked points deleted, the delta's points added."""
     from qdrant_edge import ScrollRequest, UpdateOperation
 
@@ -176,7 +180,7 @@ def _compact(folder: Path, live: str, generation: str, name: str, layout: Layout
     if len(masked):
         gone: list[Any] = point_ids(masked[:, 0])
         merged.update(UpdateOperation.delete_points(gone))
-    delta = load_shard(folder / live / name)
+    delta = open_shard(f"{live}/{name}")
     offset = None
     while True:
         records, offset = delta.scroll(ScrollRequest(offset=offset, limit=_SCROLL_BATCH, with_payload=True, with_vector=True))

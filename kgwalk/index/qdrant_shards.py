@@ -1,13 +1,19 @@
-"""The qdrant-edge adapter: creating, copying and loading one shard folder, and bulk upserts.
-Every use of the qdrant_edge package's shard lifecycle is here; kgwalk.index.edge composes it."""
+"""The qdrant-edge adapter: creating, copying and loading one shard folder, opening one for
+reading only, and bulk upserts. Every use of the qdrant_edge package's shard lifecycle is here;
+kgwalk.index.edge composes it."""
 
 from __future__ import annotations
 
+import errno
+import os
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
+from kgwalk.errors import KgwalkError
 from kgwalk.index.base import ROOT_FIELD
+from kgwalk.storage import link_refusal
 
 
 ShardKind = Literal["graph", "base", "delta"]
@@ -83,3 +89,109 @@ def upsert_records(shard: Any, records: list[Any]) -> None:
     from qdrant_edge import Point, UpdateOperation
 
     shard.update(UpdateOperation.upsert_points([Point(id=r.id, vector=r.vector, payload=r.payload) for r in records]))
+
+
+# -- reading a shard without writing to it ------------------------------------------------------
+# qdrant-edge 0.9 has no read-only open (its Rust crate's ReadOnlyEdgeShard is not in the Python
+# package): loading a shard to search it rewrites its config files and opens its flags, trackers
+# and payload pages for writing (one `kgwalk query` rewrote 18 files of the live generation, and
+# failed on a read-only mount). So a reader loads a private copy: the files Qdrant maps read-only
+# (the bulk of a sealed segment: vectors, HNSW links, id maps, the root index) are linked to the
+# originals, every other file is copied, holes kept (Qdrant preallocates 32 MiB page files).
+READ_ONLY_FILES = frozenset({"matrix.dat", "links.bin", "links_compressed.bin", "graph.bin", "id_tracker.e2i",
+                             "id_tracker.i2e", "point_to_values.bin", "values_to_points.bin"})
+_SCRATCH_PREFIX = "kgwalk-index-"
+_COPY_CHUNK = 1 << 20
+
+
+class PrivateCopies:
+    """Shards opened for reading: each loaded from a private copy in a scratch folder of this
+    process (in $TMPDIR), removed by `close` (after the shards are closed) or, if the process was
+    killed, by the next process that makes one."""
+
+    def __init__(self) -> None:
+        self._scratch: Path | None = None
+        self._copies = 0
+
+    def load(self, path: Path) -> Any:
+        if self._scratch is None:
+            self._scratch = _new_scratch()
+        self._copies += 1
+        copy = self._scratch / f"{self._copies}-{path.name}"
+        private_copy(path, copy)
+        return load_shard(copy)
+
+    def close(self) -> None:
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
+
+
+def _new_scratch() -> Path:
+    """A scratch folder named after this process; those of processes gone are removed first."""
+    for stale in Path(tempfile.gettempdir()).glob(f"{_SCRATCH_PREFIX}*-*"):
+        pid = stale.name[len(_SCRATCH_PREFIX):].split("-")[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(stale, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=f"{_SCRATCH_PREFIX}{os.getpid()}-"))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's
+    return True
+
+
+def private_copy(source: Path, target: Path) -> None:
+    """`source` (a shard folder) as `target` for Qdrant to load and write to: folders made,
+    READ_ONLY_FILES linked to the originals, every other file copied. A link in `source` is
+    refused, never followed; Qdrant's temporary `.atomicwrite*` entries are left out."""
+    target.mkdir()
+    with os.scandir(source) as entries:
+        for entry in entries:
+            if entry.name.startswith(".atomicwrite"):
+                continue
+            if entry.is_symlink():
+                raise KgwalkError(link_refusal(Path(entry.path)))
+            if entry.is_dir():
+                private_copy(Path(entry.path), target / entry.name)
+            elif entry.name in READ_ONLY_FILES:
+                os.symlink(Path(entry.path).absolute(), target / entry.name)
+            else:
+                _copy_keeping_holes(Path(entry.path), target / entry.name)
+
+
+def _copy_keeping_holes(source: Path, target: Path) -> None:
+    """Copy a file's data extents only (SEEK_DATA/SEEK_HOLE), leaving its holes holes; in the
+    kernel where it can (copy_file_range: a reflink, no bytes copied, on btrfs and XFS when
+    $TMPDIR is on the warehouse's filesystem)."""
+    with open(source, "rb", buffering=0) as src, open(target, "wb", buffering=0) as dst:
+        fd, size = src.fileno(), os.fstat(src.fileno()).st_size
+        offset = 0
+        while offset < size:
+            try:
+                start = os.lseek(fd, offset, os.SEEK_DATA)
+                end = os.lseek(fd, start, os.SEEK_HOLE)
+            except OSError as e:
+                if e.errno == errno.ENXIO:
+                    break  # only a hole is left
+                start, end = offset, size  # a filesystem that cannot tell: all of it is data
+            _copy_range(fd, dst.fileno(), start, end)
+            offset = end
+        dst.truncate(size)
+
+
+def _copy_range(source: int, target: int, start: int, end: int) -> None:
+    at = start
+    while at < end:
+        try:
+            copied = os.copy_file_range(source, target, end - at, at, at)
+        except OSError:  # EXDEV (across filesystems), ENOSYS, EOPNOTSUPP: through this process instead
+            copied = os.pwrite(target, os.pread(source, min(_COPY_CHUNK, end - at), at), at)
+        if copied == 0:
+            break  # the file shrank meanwhile
+        at += copied

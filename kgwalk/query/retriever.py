@@ -39,6 +39,8 @@ from kgwalk.query.prior import Prior, load_prior, resolve_rerank
 from kgwalk.query.steps import (Laps, check_request, choose_walks, ego_candidates, fetch_counts, joint_reach, restrict_in_time, reward_joint_ends,
                                 topic_nodes, weak_match)
 from kgwalk.query.temporal import UNKNOWN_PENALTY
+from kgwalk.state import table_folders
+from kgwalk.storage import check_logs
 
 if TYPE_CHECKING:
     from kgwalk.query.answer_sets import AnswerSets
@@ -69,6 +71,7 @@ class Retriever:
         """`records_on_demand`: read each question's walk records from the tables rather than
         holding them all in memory (one question, then exit: `kgwalk query`). `clock`: what the
         timings read (seconds)."""
+        check_logs(table_folders(cfg.root))  # a damaged Delta log: one line, never an answer from a partial table
         check_embed_model(cfg)  # before any model loads: a question must be embedded as the KG's walks were
         self.cfg = cfg  # query.*'s choices and counts were checked as it loaded (kgwalk/config.py)
         self.store = store or open_store(cfg)

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
+from pathlib import Path
 from typing import Any
 
 from kgwalk.config import Config
 from kgwalk.stages import Runner
-from kgwalk.state import lock_path, read_state
-from kgwalk.storage import table_exists
+from kgwalk.state import lock_path, read_state, table_folders
+from kgwalk.storage import check_logs, open_no_follow, table_exists
 
 
 def status_data(cfg: Config) -> dict[str, Any]:
     """What `kgwalk status` says, as data (the query service's GET /status): the KG tables'
     versions and last change, what each derived table reflects and whether it is behind (from the
-    stage declarations), the index's layout, the last refresh and the writer lock."""
+    stage declarations), the index's layout, the last refresh and the writer lock. A table whose
+    Delta log is damaged is refused in one line (KgwalkError), every such table named."""
+    check_logs(table_folders(cfg.root))
     tables = Runner(cfg).status()
     kg, derived, now = tables["kg"], tables["derived"], tables["versions"]
     state = read_state(cfg)
@@ -23,12 +28,11 @@ def status_data(cfg: Config) -> dict[str, Any]:
 
         layout = EdgeStore(cfg.root / "qdrant", cfg.index.compact_ratio).describe()
     edges = state.get("edges")
-    lock = lock_path(cfg)
-    held = _held(lock)
+    holder = _holder(lock_path(cfg))
     return {"name": cfg.name, "root": str(cfg.root), "kg": kg, "derived": derived, "index_layout": layout,
             # a refresh records its change id with the KG tables; a build records its source file
             "last_refresh": {"change": edges.reflects["change"], "at": edges.updated} if edges and "change" in edges.reflects else None,
-            "writer_lock": {"held": held, "holder": lock.read_text().strip() if held else None}}
+            "writer_lock": {"held": holder is not None, "holder": holder}}
 
 
 def corpus_shape(cfg: Config, hubs: int = 10) -> dict[str, Any]:
@@ -83,17 +87,17 @@ def status_text(cfg: Config) -> str:
     return "\n".join(lines)
 
 
-def _held(path) -> bool:
-    import fcntl
-    import os
-
-    if not path.exists():
-        return False
-    fd = os.open(path, os.O_RDONLY)
+def _holder(path: Path) -> str | None:
+    """Who holds the writer lock (what its file says), or None when no writer does. Opened
+    read-only, and a link there is refused rather than followed."""
+    try:
+        fd = open_no_follow(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        return False
+        return None
     except BlockingIOError:
-        return True
+        return os.pread(fd, 4096, 0).decode(errors="replace").strip()
     finally:
         os.close(fd)

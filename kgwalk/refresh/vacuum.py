@@ -7,27 +7,32 @@ deletes the files the tables stopped using more than `keep_hours` ago, except th
 version something still reads: the versions the state table records (a refresh that was killed
 resumes from them) and those the index's generations were built from (a server on the previous
 generation reads its walk records at those versions). It takes the writer lock, so no build or
-refresh is writing files it has not committed yet.
+refresh is writing files it has not committed yet; like every writer, it refuses a KG folder
+with a symbolic link in it or a damaged Delta log (kgwalk.state.check_kg_folder), and deletes
+through file descriptors that follow no link (kgwalk.storage.unlink_beneath).
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kgwalk.config import Config
 from kgwalk.errors import KgwalkError
-from kgwalk.state import read_state, writer_lock
+from kgwalk.state import read_state, table_folders, writer_lock
+from kgwalk.storage import unlink_beneath
 
 
 @dataclass
 class VacuumReport:
-    """Per table: the files deleted (or, in a dry run, that would be) and their bytes."""
+    """Per table: the files deleted (or, in a dry run, that would be), how many and their bytes."""
 
     dry_run: bool
     files: dict[str, int] = field(default_factory=dict)
     bytes: dict[str, int] = field(default_factory=dict)
+    paths: dict[str, list[Path]] = field(default_factory=dict)
 
     def summary(self) -> str:
         verb = "would delete" if self.dry_run else "deleted"
@@ -74,16 +79,17 @@ def vacuum(cfg: Config, *, keep_hours: int = 24, dry_run: bool = False) -> Vacuu
     report = VacuumReport(dry_run)
     with writer_lock(cfg, "kgwalk vacuum"):
         in_use = versions_in_use(cfg)
-        for folder in sorted(p for p in cfg.root.iterdir() if (p / "_delta_log").is_dir()):
+        for folder in table_folders(cfg.root):
             table = DeltaTable(str(folder))
             keep = sorted(in_use.get(folder.name, set()) | {table.version()})
             # Listed by delta-rs, deleted here: its vacuum would also log itself as two commits,
             # moving every table's version and so making each derived table look behind its inputs.
             listed = table.vacuum(retention_hours=keep_hours, dry_run=True, enforce_retention_duration=False, full=True, keep_versions=keep)
-            paths = [folder / name for name in listed if (folder / name).exists()]  # the log still names files an earlier vacuum deleted
-            report.files[folder.name] = len(paths)
-            report.bytes[folder.name] = sum(p.stat().st_size for p in paths)
+            names = sorted(name for name in listed if os.path.lexists(folder / name))  # the log still names files an earlier vacuum deleted
+            report.paths[folder.name] = [folder / name for name in names]
+            report.files[folder.name] = len(names)
+            report.bytes[folder.name] = sum((folder / name).lstat().st_size for name in names)
             if not dry_run:
-                for path in paths:
-                    path.unlink(missing_ok=True)
+                for name in names:
+                    unlink_beneath(folder, name)
     return report

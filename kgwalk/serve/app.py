@@ -464,10 +464,14 @@ def create_app(cfg: Config, retriever: Retriever | None = None, answerer: Answer
                                    swagger_js_url=f"{SWAGGER_UI}/swagger-ui-bundle.js", swagger_css_url=f"{SWAGGER_UI}/swagger-ui.css",
                                    swagger_favicon_url=f"{SWAGGER_UI}/favicon-32x32.png")
 
-    @app.get("/status", response_model=StatusOut, responses={401: errors[401]},
+    @app.get("/status", response_model=StatusOut,
+             responses={401: errors[401], 503: {"model": ErrorOut, "description": "a table's Delta log is damaged (detail: which, and what repairs it)"}},
              summary="What `kgwalk status` says, with walks per root and the largest hubs")
     def status() -> dict[str, Any]:
-        now = status_data(cfg)
+        try:
+            now = status_data(cfg)
+        except KgwalkError as e:  # a damaged Delta log: what `kgwalk status` says, in one line
+            raise HTTPException(503, str(e)) from None
         versions = repr([(t["table"], t.get("version")) for t in now["kg"] + now["derived"]])
         if svc.shape[0] != versions:  # reading every walk's root is worth doing once per version
             svc.shape = (versions, corpus_shape(cfg))

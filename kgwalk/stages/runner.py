@@ -21,7 +21,7 @@ from kgwalk.stages.report import BuildReport, RefreshReport
 from kgwalk.stages.texts import TEXTS
 from kgwalk.stages.vectors import VECTORS
 from kgwalk.stages.walks import WALKS
-from kgwalk.state import KG_TABLES, read_state, writer_lock
+from kgwalk.state import KG_TABLES, check_kg_folder, read_state, writer_lock
 from kgwalk.storage import commit_metadata, table_exists, table_version
 
 R = TypeVar("R")
@@ -42,6 +42,7 @@ def check_refresh_input(cfg: Config, path: str, snapshot: bool) -> None:
     input_file(path, "snapshot" if snapshot else "change set")
     if not cfg.root.is_dir():
         raise KgwalkError(f"nothing to refresh: no KG named {cfg.name!r} in {cfg.warehouse} (run `kgwalk build` first)")
+    check_kg_folder(cfg)  # and again under the lock: a refresh never builds on a damaged table
 
 
 def check_kg_exists(cfg: Config) -> None:

@@ -10,20 +10,18 @@ stage goes, so an interrupted LLM run resumes from what it had produced.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from kgwalk.config import Config
-from kgwalk.storage import scan, table_exists, write_table
+from kgwalk.storage import scan, table_exists, warehouse_cache, write_table
 
 CACHE_SCHEMA = pa.schema([("verbalizer_key", pa.int64()), ("key", pa.int64()), ("text", pa.string())])
 
 
 def cache_path(cfg: Config) -> str:
-    return str(Path(cfg.warehouse) / "_cache" / "verbalize")
+    return str(warehouse_cache(cfg.warehouse) / "verbalize")
 
 
 class SentenceCache:

@@ -18,7 +18,7 @@ from kgwalk.config import Config, VerbalizeConf
 from kgwalk.kg.ids import hash64
 from kgwalk.quality import gate_texts, summarize, text_checks
 from kgwalk.ray_runtime import init_ray, pool_size, read_delta, write_dataset
-from kgwalk.storage import open_table
+from kgwalk.storage import open_table, refuse_links, warehouse_cache
 from kgwalk.verbalize.base import check_verbalize_conf, make_verbalizer
 from kgwalk.verbalize.cache import SentenceCache, append_sentences, cache_path
 from kgwalk.verbalize.llm import LLMVerbalizer, verbalizer_key
@@ -118,6 +118,7 @@ def open_cache(cfg: Config) -> tuple[SentenceCache | None, SentenceSink]:
     if cfg.verbalize.verbalizer == "template" or not cfg.verbalize.cache:
         return None, SentenceSink(None)
     path, key = cache_path(cfg), verbalizer_key(cfg.verbalize)
+    refuse_links(warehouse_cache(cfg.warehouse))  # as every writer checks at its start (kgwalk.state), again just before writing
     return SentenceCache.load(path, key), SentenceSink(path, key)
 
 
