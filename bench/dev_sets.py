@@ -14,6 +14,9 @@ writes, per set (synth, synth-dbpedia, metaqa-dotted, metaqa-opaque; kgwalk/eval
 and <out>/sets.md, the same counts as a table. dev is for tuning; held (30% of the topics, by a
 seeded hash of the label) is never tuned on. The same arguments give the same files. MetaQA's KB
 is read (its question files are not); the synthetic KG is `kgwalk synth --edges <synth-edges> --seed <seed>`.
+Questions whose relation path passes through a node of more than --hub-degree edges are left out:
+walks never pass through such hubs (walks.hub_degree), so their answers would be on no walk of the
+topic's and they would measure the walks, not the ranking.
 """
 
 from __future__ import annotations
@@ -67,18 +70,21 @@ def main() -> None:
     parser.add_argument("--synth-edges", default="60k", help="size of the synthetic KG (default 60k)")
     parser.add_argument("--per-path", type=int, default=40, help="questions per relation path template (default 40)")
     parser.add_argument("--per-conjunction", type=int, default=60, help="questions per two-topic template (default 60)")
+    parser.add_argument("--hub-degree", type=int, default=50,
+                        help="pass over questions whose path goes through a node of more edges (walks.hub_degree's default; 0: keep all)")
     parser.add_argument("--metaqa", default=str(DATA), help="MetaQA's folder (its kb.txt is read)")
     args = parser.parse_args()
+    hubs = args.hub_degree or None
     table = synth_kg(parse_size(args.synth_edges), args.seed)
     synth = list(zip(*(table.column(c).to_pylist() for c in ("head", "relation", "tail"))))
-    sets = synth_sets(synth, args.seed, args.per_path, args.per_conjunction)
-    sets += metaqa_sets(list(read_triples(Path(args.metaqa) / "kb.txt")), args.seed, args.per_path, args.per_conjunction)
+    sets = synth_sets(synth, args.seed, args.per_path, args.per_conjunction, hubs)
+    sets += metaqa_sets(list(read_triples(Path(args.metaqa) / "kb.txt")), args.seed, args.per_path, args.per_conjunction, hubs)
     out = Path(args.out)
     for s in sets:
         counts = s.stats()["questions"]
         print(f"{s.write(out)}: {json.dumps(counts['dev by group'])} dev, {json.dumps(counts['held by group'])} held")
     report = ["# Development sets", "", f"`python bench/dev_sets.py --out {args.out} --seed {args.seed} --synth-edges {args.synth_edges} "
-              f"--per-path {args.per_path} --per-conjunction {args.per_conjunction}`", "", *summary(sets), "", *styles(sets)]
+              f"--per-path {args.per_path} --per-conjunction {args.per_conjunction} --hub-degree {args.hub_degree}`", "", *summary(sets), "", *styles(sets)]
     (out / "sets.md").write_text("\n".join(report) + "\n")
     print("\n".join(report))
 

@@ -14,6 +14,11 @@ which is only read: `kgwalk eval metaqa --split dev --limit 1000 --plain` on it,
 metaqa-dotted questions (their labels are MetaQA's) asked of it, which tells a renamed relation's
 cost from a rewritten question's. `--set` settings go to every eval (not to builds), for comparing
 a ranking change on all sets: the report is then named zero_shot_dev_sets_<tag>.md (--tag).
+
+Beside each row, "on a walk": the share of its questions with a gold answer on some walk rooted at
+a topic, the most node-then-walk retrieval can find in that corpus (walks.depth and
+walks.hub_degree bound it: a walk never passes through a hub). `--report-only` writes the report
+again from the last run's results.
 """
 
 from __future__ import annotations
@@ -27,8 +32,14 @@ import sys
 import time
 from pathlib import Path
 
-from common import DEV_SETS, HEAVY_LOCK, REPO, eval_under_lock
+import pyarrow as pa
+
+from common import DATA, DEV_SETS, HEAVY_LOCK, REPO, eval_under_lock
 from report import save_report
+
+from kgwalk.eval.metaqa import AnswerReachability, load_questions, question_file
+from kgwalk.eval.questions import Question, load_kg_questions, read_question_lines, sample
+from kgwalk.storage import read_table, scan
 
 KGWALK = [sys.executable, "-m", "kgwalk.cli"]
 FILES = [f"{split}-{group}.txt" for split in ("dev", "held") for group in ("1hop", "2hop", "3hop", "conj")]
@@ -54,17 +65,32 @@ def build(data: Path, warehouse: Path, name: str) -> float | None:
     return seconds
 
 
-def _row(label: str, split: str, group: str, s: dict) -> str:
+def on_walks(kg: Path, question_sets: dict[str, list[Question]]) -> dict[str, float]:
+    """Per question set, the share with a gold answer on a walk rooted at a topic (kg: the KG's table folder)."""
+    reach = {name: AnswerReachability(questions) for name, questions in question_sets.items()}
+    for batch in scan(kg / "walks", columns=["root", "nodes"]):
+        walks = pa.Table.from_batches([batch])
+        for r in reach.values():
+            r.add(walks)
+    return {name: r.share for name, r in reach.items()}
+
+
+def file_questions(kg: Path, files: list[Path]) -> dict[str, list[Question]]:
+    entities = read_table(kg / "entities", ["id", "label"])
+    return {f.name: load_kg_questions(read_question_lines(f), entities)[0] for f in files}
+
+
+def _row(label: str, split: str, group: str, s: dict, reachable: float) -> str:
     lat = s["latency_ms"].get("retrieval", {})
-    return (f"| {label} | {split} | {group} | {s['questions']:,} | {s['topic_recall']:.3f} | {s['context_recall']:.3f} "
+    return (f"| {label} | {split} | {group} | {s['questions']:,} | {reachable:.3f} | {s['topic_recall']:.3f} | {s['context_recall']:.3f} "
             f"| {s['answer_recall']:.3f} | {100 * s['extractive_hits1']:.1f} | {lat.get('p50', 0):.1f} |")
 
 
-def _file_rows(label: str, rows: list[dict]) -> list[str]:
+def _file_rows(label: str, rows: list[dict], reachable: dict[str, float]) -> list[str]:
     out = []
     for s in rows:
         split, group = re.fullmatch(r"(dev|held)-(\w+)\.txt", s["file"]).groups()
-        out.append(_row(label, split, group.replace("hop", "-hop"), s))
+        out.append(_row(label, split, group.replace("hop", "-hop"), s, reachable[s["file"]]))
     return out
 
 
@@ -93,32 +119,43 @@ def main() -> None:
     parser.add_argument("--sets", default=",".join(DEV_SETS), help="comma-separated sets (default: all)")
     parser.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE", help="a query setting for every eval")
     parser.add_argument("--tag", help="report name suffix, for runs with --set")
+    parser.add_argument("--report-only", action="store_true", help="no builds or evals: the report from the last run's results")
     args = parser.parse_args()
     data, warehouse = Path(args.data), Path(args.warehouse)
     names = args.sets.split(",")
-    seconds = {name: build(data, warehouse, name) for name in names}
-
-    results: dict[str, list[dict]] = {}
-    for name in names:
-        files = [a for f in FILES if (data / name / f).exists() for a in ("--file", str(data / name / f))]
-        results[name] = eval_under_lock(["questions", "--warehouse", str(warehouse), "--name", name, *files], args.settings)
-    metaqa_rows: list[dict] = []
+    saved = warehouse / f"results{'_' + args.tag if args.tag else ''}.json"
+    mq_label = "metaqa (its own relation names)"
+    kgs = {name: (warehouse / name, data / name) for name in names}
     if args.metaqa_warehouse:
-        on_mq = ["--warehouse", args.metaqa_warehouse, "--name", "metaqa"]
-        metaqa_rows = eval_under_lock(["metaqa", *on_mq, "--split", "dev", "--limit", "1000"], args.settings)
-        files = [a for f in FILES if (data / "metaqa-dotted" / f).exists() for a in ("--file", str(data / "metaqa-dotted" / f))]
-        results["metaqa (its own relation names)"] = eval_under_lock(["questions", *on_mq, *files], args.settings)
-    (warehouse / f"results{'_' + args.tag if args.tag else ''}.json").write_text(json.dumps({"results": results, "metaqa": metaqa_rows}))
+        kgs[mq_label] = (Path(args.metaqa_warehouse) / "metaqa", data / "metaqa-dotted")
+    if args.report_only:
+        saved_run = json.loads(saved.read_text())
+        results, metaqa_rows, seconds = saved_run["results"], saved_run["metaqa"], saved_run["build_seconds"]
+    else:
+        seconds = {name: build(data, warehouse, name) for name in names}
+        results = {}
+        for label, (kg, questions) in kgs.items():
+            files = [a for f in FILES if (questions / f).exists() for a in ("--file", str(questions / f))]
+            results[label] = eval_under_lock(["questions", "--warehouse", str(kg.parent), "--name", kg.name, *files], args.settings)
+        metaqa_rows = []
+        if args.metaqa_warehouse:
+            metaqa_rows = eval_under_lock(["metaqa", "--warehouse", args.metaqa_warehouse, "--name", "metaqa", "--split", "dev", "--limit", "1000"],
+                                   args.settings)
+        saved.write_text(json.dumps({"results": results, "metaqa": metaqa_rows, "build_seconds": seconds}))
+    reachable = {label: on_walks(kg, file_questions(kg, [questions / f for f in FILES if (questions / f).exists()])) for label, (kg, questions) in kgs.items()}
+    if metaqa_rows:
+        mq = {str(s["hops"]): sample(load_questions(question_file(DATA, s["hops"], "dev")), 1000) for s in metaqa_rows}
+        reachable["MetaQA"] = on_walks(Path(args.metaqa_warehouse) / "metaqa", mq)
 
     rerank = next((s["rerank"] for rows in results.values() for s in rows), "?")
     body = ["Plain questions (brackets dropped), zero-shot: no fitted prior (rerank " + rerank + "), "
             "query settings at their defaults" + (f" but {', '.join(args.settings)}" if args.settings else "") + ".",
             "Hits@1 is extractive (the best walk's end is a gold answer), in %; p50 is retrieval ms per question.", "",
-            "| set | split | questions | n | topic recall | context recall@3 | answer-set recall | Hits@1 | p50 ms |",
-            "|---|---|---|---:|---:|---:|---:|---:|---:|"]
-    body += [_row("MetaQA (qa_dev, 1,000 a hop)", "dev", f"{s['hops']}-hop", s) for s in metaqa_rows]
+            "| set | split | questions | n | on a walk | topic recall | context recall@3 | answer-set recall | Hits@1 | p50 ms |",
+            "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    body += [_row("MetaQA (qa_dev, 1,000 a hop)", "dev", f"{s['hops']}-hop", s, reachable["MetaQA"][str(s["hops"])]) for s in metaqa_rows]
     for label, rows in results.items():
-        body += _file_rows(label, rows)
+        body += _file_rows(label, rows, reachable[label])
     body += ["", "Means over the step counts (each step count weighs the same):", "", *_means(results)]
     sets_md = data / "sets.md"
     if sets_md.exists():

@@ -37,6 +37,16 @@ def test_a_path_reaches_its_answers_never_through_the_topic_again():
     assert KB.reach("Paul Muni", films_of_actors) == {"William Dieterle", "Emir Kusturica"}
 
 
+def test_a_path_through_a_hub_is_passed_over():
+    """Walks never pass through a node of more than walks.hub_degree edges: William Dieterle has 4 (three films, a
+    birthplace), so with a hub degree of 3 no question may go through him, while one ending at him may."""
+    assert KB.degree["William Dieterle"] == 4 and not KB.through_hub("Juarez", SAME_DIRECTOR.path, None)
+    assert KB.through_hub("Juarez", SAME_DIRECTOR.path, 3) and not KB.through_hub("Juarez", SAME_DIRECTOR.path, 4)
+    assert path_questions(KB, SAME_DIRECTOR, 10, np.random.default_rng(0), hub_degree=3) == []
+    ends_at_hub = PathQuestions("director", path(ANY, "directed_by>"), (("terse", "who directed {e}?"),))
+    assert len(path_questions(KB, ends_at_hub, 10, np.random.default_rng(0), hub_degree=3)) == 4
+
+
 def test_a_reversed_path_walks_the_same_edges_back():
     forward = path(Kind(r"film"), step("directed_by>", Kind(r"Dieterle")), "born_in>")
     back = forward.reversed()

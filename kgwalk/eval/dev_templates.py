@@ -241,16 +241,16 @@ def _renamed(names: dict[str, str]) -> Callable[[str], str]:
     return lambda relation: names[relation]
 
 
-def synth_sets(triples: list[tuple[str, str, str]], seed: int, per_path: int, per_conjunction: int) -> list[DevSet]:
+def synth_sets(triples: list[tuple[str, str, str]], seed: int, per_path: int, per_conjunction: int, hub_degree: int | None) -> list[DevSet]:
     """synth and synth-dbpedia, from the triples of a `kgwalk synth` graph."""
-    questions = generate(Kb(triples), SYNTH_PATHS, SYNTH_CONJUNCTIONS, seed, per_path, per_conjunction)
+    questions = generate(Kb(triples), SYNTH_PATHS, SYNTH_CONJUNCTIONS, seed, per_path, per_conjunction, hub_degree)
     return [DevSet("synth", triples, questions, seed),
             DevSet("synth-dbpedia", triples, questions, seed, _renamed(DBPEDIA), underscored,
                    ["synth's graph and questions; labels with underscores for spaces, DBpedia-style relation names"])]
 
 
-def metaqa_sets(triples: list[tuple[str, str, str]], seed: int, per_path: int, per_conjunction: int) -> list[DevSet]:
+def metaqa_sets(triples: list[tuple[str, str, str]], seed: int, per_path: int, per_conjunction: int, hub_degree: int | None) -> list[DevSet]:
     """metaqa-dotted and metaqa-opaque, from the triples of MetaQA's kb.txt."""
-    questions = generate(Kb(triples), METAQA_PATHS, METAQA_CONJUNCTIONS, seed, per_path, per_conjunction)
+    questions = generate(Kb(triples), METAQA_PATHS, METAQA_CONJUNCTIONS, seed, per_path, per_conjunction, hub_degree)
     return [DevSet("metaqa-dotted", triples, questions, seed, _renamed(DOTTED), notes=["MetaQA's KB, Freebase-style relation names"]),
             DevSet("metaqa-opaque", triples, questions, seed, _renamed(OPAQUE), notes=["MetaQA's KB, Wikidata-style property ids"])]

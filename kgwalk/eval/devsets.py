@@ -8,6 +8,10 @@ every node the path reaches from the topic, never passing through the topic agai
 of the director of X" leave X out). A `Conjunction` names two topics and asks for what both of its
 paths reach: the answers are the intersection, and both topics must narrow it.
 
+With `hub_degree`, a question whose path passes through a node of more edges than that (a hub:
+`walks.hub_degree`, whose walks end at hubs but never pass through them) is passed over, so that
+its answers are on the topic's walks and what the set measures is the ranking.
+
 Questions are split by topic entity (the first topic of a conjunction), so no topic of a held
 question is asked about in dev: `dev_share` of the topics go to dev, by a seeded hash of the label.
 Everything is deterministic in (KG, templates, seed).
@@ -109,9 +113,11 @@ class Kb:
 
     def __init__(self, triples: Iterable[tuple[str, str, str]]) -> None:
         self._next: dict[tuple[str, bool], dict[str, set[str]]] = {}
-        for head, relation, tail in triples:
+        self.degree: Counter[str] = Counter()  # edges at a node, both directions (the walks' hub rule counts these)
+        for head, relation, tail in dict.fromkeys(triples):
             self._next.setdefault((relation, True), {}).setdefault(head, set()).add(tail)
             self._next.setdefault((relation, False), {}).setdefault(tail, set()).add(head)
+            self.degree.update((head, tail))
 
     @classmethod
     def read(cls, path: str | FilePath) -> Kb:
@@ -135,13 +141,22 @@ class Kb:
         first = path.steps[0]
         return sorted(n for n in self._next.get((first.relation, first.forward), {}) if self.is_kind(n, path.start))
 
-    def reach(self, topic: str, path: Path) -> set[str]:
-        """Every node `path` leads to from `topic`, never through `topic` again."""
-        frontier = {topic}
+    def frontiers(self, topic: str, path: Path) -> list[set[str]]:
+        """The nodes each step of `path` reaches from `topic`, never through `topic` again."""
+        out, frontier = [], {topic}
         for s in path.steps:
             edges = self._next.get((s.relation, s.forward), {})
             frontier = {n for node in frontier for n in edges.get(node, ()) if n != topic and self.is_kind(n, s.lands)}
-        return frontier
+            out.append(frontier)
+        return out
+
+    def reach(self, topic: str, path: Path) -> set[str]:
+        """Every node `path` leads to from `topic`, never through `topic` again."""
+        return self.frontiers(topic, path)[-1]
+
+    def through_hub(self, topic: str, path: Path, hub_degree: int | None) -> bool:
+        """Whether `path` from `topic` passes through a node of more than `hub_degree` edges on its way (None: never)."""
+        return hub_degree is not None and any(self.degree[n] > hub_degree for f in self.frontiers(topic, path)[:-1] for n in f)
 
 
 def read_triples(path: str | FilePath) -> Iterator[tuple[str, str, str]]:
@@ -175,15 +190,16 @@ def _writable(labels: Iterable[str]) -> bool:
     return not any(_UNWRITABLE.search(label) for label in labels)
 
 
-def path_questions(kb: Kb, spec: PathQuestions, count: int, rng: np.random.Generator, max_answers: int = MAX_ANSWERS) -> list[DevQuestion]:
+def path_questions(kb: Kb, spec: PathQuestions, count: int, rng: np.random.Generator, max_answers: int = MAX_ANSWERS,
+                   hub_degree: int | None = None) -> list[DevQuestion]:
     """Up to `count` questions of `spec`, topics in a seeded order; topics with no answer or more
-    than `max_answers` are passed over. Styles take turns."""
+    than `max_answers`, or whose path passes a hub, are passed over. Styles take turns."""
     starts = kb.starts(spec.path)
     out: list[DevQuestion] = []
     for i in rng.permutation(len(starts)):
         topic = starts[i]
         answers = kb.reach(topic, spec.path)
-        if not 1 <= len(answers) <= max_answers or not _writable([topic, *answers]):
+        if not 1 <= len(answers) <= max_answers or not _writable([topic, *answers]) or kb.through_hub(topic, spec.path, hub_degree):
             continue
         style, template = spec.templates[len(out) % len(spec.templates)]
         out.append(DevQuestion(template, (topic,), tuple(sorted(answers)), f"{spec.path.hops}-hop", style, spec.name))
@@ -193,7 +209,7 @@ def path_questions(kb: Kb, spec: PathQuestions, count: int, rng: np.random.Gener
 
 
 def conjunction_questions(kb: Kb, spec: Conjunction, count: int, rng: np.random.Generator,
-                          max_answers: int = MAX_ANSWERS) -> list[DevQuestion]:
+                          max_answers: int = MAX_ANSWERS, hub_degree: int | None = None) -> list[DevQuestion]:
     """Up to `count` questions of `spec`: a topic a, one of the nodes its path reaches, and a topic b
     from which `second` reaches that node too; kept where both topics narrow the answers."""
     starts, back = kb.starts(spec.first), spec.second.reversed()
@@ -211,6 +227,8 @@ def conjunction_questions(kb: Kb, spec: Conjunction, count: int, rng: np.random.
         from_b = kb.reach(b, spec.second)
         answers = set(from_a) & from_b - {a, b}
         if not 1 <= len(answers) <= max_answers or answers in (set(from_a), from_b) or not _writable([a, b, *answers]):
+            continue
+        if kb.through_hub(a, spec.first, hub_degree) or kb.through_hub(b, spec.second, hub_degree):
             continue
         style, template = spec.templates[len(out) % len(spec.templates)]
         out.append(DevQuestion(template, (a, b), tuple(sorted(answers)), "conj", style, spec.name))
@@ -276,12 +294,14 @@ class DevSet:
 
 
 def generate(kb: Kb, paths: Iterable[PathQuestions], conjunctions: Iterable[Conjunction], seed: int,
-             per_path: int, per_conjunction: int) -> list[DevQuestion]:
+             per_path: int, per_conjunction: int, hub_degree: int | None = None) -> list[DevQuestion]:
     """Every template's questions; each draws topics from its own seeded generator, so adding a
     template leaves the others' questions as they were."""
     out: list[DevQuestion] = []
     for spec in paths:
-        out += path_questions(kb, spec, per_path, np.random.default_rng([seed, hash64(spec.name) & 0xFFFFFFFF]))
+        rng = np.random.default_rng([seed, hash64(spec.name) & 0xFFFFFFFF])
+        out += path_questions(kb, spec, per_path, rng, hub_degree=hub_degree)
     for conj in conjunctions:
-        out += conjunction_questions(kb, conj, per_conjunction, np.random.default_rng([seed, hash64(conj.name) & 0xFFFFFFFF]))
+        rng = np.random.default_rng([seed, hash64(conj.name) & 0xFFFFFFFF])
+        out += conjunction_questions(kb, conj, per_conjunction, rng, hub_degree=hub_degree)
     return out

@@ -33,11 +33,12 @@ def _pair_keys(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 class AnswerReachability:
-    """Share of questions with a gold answer on some walk rooted at the topic entity: the ceiling
-    of what node-then-walk retrieval can answer from a corpus. Feed walk tables with `add`."""
+    """Share of questions with a gold answer on some walk rooted at a topic entity (any, where a
+    question names several): the ceiling of what node-then-walk retrieval can answer from a corpus.
+    Feed walk tables with `add`."""
 
     def __init__(self, questions: list[Question]) -> None:
-        index = [(i, q.topic, a) for i, q in enumerate(questions) for a in q.answers if a != q.topic]
+        index = [(i, t, a) for i, q in enumerate(questions) for t in q.topics for a in q.answers if a != t]
         qi, topics, answers = (np.array(col, np.int64) for col in zip(*index)) if index else (np.empty(0, np.int64),) * 3
         self._question_of_pair = qi
         self._pair_keys = _pair_keys(topics, answers)
