@@ -47,6 +47,9 @@ def test_lexicon_finds_named_entities_brackets_first_longest_first():
     assert [m.entity for m in lex.mentions("Ocean's Eleven, released in 1990")] == [5, 6]
     assert lex.mentions("nothing known here") == []
     assert lex.mentions("[Unknown Film] and Kismet")[0].entity == 0  # an unknown bracket falls back to words
+    # a possessive after a label's qualifier: the whole label, not the label less its qualifier and a year on its own
+    dated = lexicon_of(["Kismet (1944 film)", "1944"])
+    assert [m.entity for m in dated.mentions("Kismet (1944 film)'s director was born where?")] == [0]
 
 
 def test_masked_question_keeps_only_the_shape():

@@ -196,8 +196,8 @@ class EntityLexicon:
 
     def _span_range(self, words: list[str]) -> slice:
         at = self._range(_key(words))
-        if at.start == at.stop and words[-1].endswith(_POSSESSIVE):  # "Kismet's director"
-            at = self._range(_key([*words[:-1], words[-1][:-2]]))
+        if at.start == at.stop and words[-1].endswith(_POSSESSIVE):  # "Kismet's director", "Kismet (1944 film)'s director"
+            at = self._range(_key([*words[:-1], words[-1][:-2].strip(EDGE_PUNCT)]))
         return at
 
 
