@@ -36,7 +36,7 @@ from kgwalk.query.answer_sets import name_answer_sets, walk_routes
 from kgwalk.query.hits import EgoLine, NodeHit, RelationPath, Retrieval, WalkHit, best_first, walk_hit
 from kgwalk.query.paths import masked_question
 from kgwalk.query.prior import Prior, load_prior, resolve_rerank
-from kgwalk.query.steps import (Laps, check_request, choose_walks, ego_candidates, fetch_counts, joint_reach, restrict_in_time, reward_joint_ends,
+from kgwalk.query.steps import (Laps, check_request, choose_walks, ego_candidates, fetch_counts, joint_reach, names_an_entity, restrict_in_time, reward_joint_ends,
                                 topic_nodes, weak_match)
 from kgwalk.query.temporal import UNKNOWN_PENALTY
 from kgwalk.state import table_folders
@@ -241,7 +241,7 @@ class Retriever:
         lap("walk_search")
         if prior:
             prior.rerank(masked, prior_vectors, [w for n in topics for w in candidates[n.id]], conf.rerank_weight)
-        joint = self._joint([n.id for n in nodes if n.matched])  # what the entities a question names all reach
+        joint = self._joint(nodes, mentions)  # what the entities a question names all reach
         reward_joint_ends(candidates, joint, conf.joint_weight)
         if when:
             candidates = restrict_in_time(candidates, lambda walk: self.temporal.judge(walk, when.first, when.last), UNKNOWN_PENALTY)
@@ -266,9 +266,12 @@ class Retriever:
         asked = when.question if when else question
         return when, self.lexicon.mentions(asked) if self.cfg.query.node_search == "hybrid" else []
 
-    def _joint(self, named: list[int]) -> dict[int, int]:
-        """Where the question names several of the top nodes, the entities all of them reach within query.joint_hops
-        steps (`joint_reach`); empty otherwise, or with query.joint_weight 0."""
+    def _joint(self, nodes: list[NodeHit], mentions: list[Mention]) -> dict[int, int]:
+        """Where the question names several of the top nodes by name (`names_an_entity`: not one lowercase word, such as
+        the film "Made" in "what genres has E's director also made"), the entities all of them reach within
+        query.joint_hops steps (`joint_reach`); empty otherwise, or with query.joint_weight 0."""
+        by_name = {self.aliases.get(m.entity, m.entity) for m in mentions if names_an_entity(m)}
+        named = [n.id for n in nodes if n.matched and n.id in by_name]
         if len(named) < 2 or not self.cfg.query.joint_weight:
             return {}
         return joint_reach([self.answer_sets.reach(entity, self.cfg.query.joint_hops) for entity in named])
