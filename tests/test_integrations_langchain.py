@@ -10,7 +10,7 @@ import pytest
 from langchain_core.documents import Document
 from langchain_core.runnables import RunnableLambda
 from pydantic import ValidationError
-from test_serve import cfg, direct, server  # noqa: F401 - module fixtures: the built corpus, a Retriever on it, a served app
+from integration_kgs import cfg, direct, kg, server  # noqa: F401 - module fixtures: the corpus, a Retriever, a served app, both ways
 
 from kgwalk.client import KgwalkClient, KgwalkClientError
 from kgwalk.errors import KgwalkError
@@ -22,16 +22,6 @@ from kgwalk.query.answer_sets import also_text
 QUESTION = "the director of [Kismet] is also the director of which movies"
 QUESTIONS = [QUESTION, "what films did Emir Kusturica star in", "who wrote [Kismet]"]
 
-
-@pytest.fixture(scope="module", params=["in process", "served"])
-def kg(request, direct, server):  # noqa: F811
-    """The same KG both ways: its Retriever here, and the loopback service over it."""
-    if request.param == "in process":
-        yield LocalKg(direct)
-    else:
-        remote = remote_kg(server.url)
-        yield remote
-        remote.close()
 
 
 def format_docs(docs: list[Document]) -> str:
@@ -62,7 +52,7 @@ def test_an_lcel_chain_sync_and_async(kg, direct):  # noqa: F811
     assert asyncio.run(chain.ainvoke(QUESTION)) == want
 
 
-def test_concurrent_ainvoke_gets_the_sequential_results(kg):
+def test_concurrent_ainvoke_gets_the_sequential_results(kg):  # noqa: F811 - the shared fixture
     retriever = KgwalkRetriever(kg=kg, k_nodes=2, k_walks=2)
     want = [[d.page_content for d in retriever.invoke(q)] for q in QUESTIONS]
 

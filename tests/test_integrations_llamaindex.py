@@ -11,25 +11,15 @@ import pytest
 from llama_index.core.llms import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.schema import MetadataMode
-from test_serve import cfg, direct, server  # noqa: F401 - module fixtures: the built corpus, a Retriever on it, a served app
+from integration_kgs import cfg, direct, kg, server  # noqa: F401 - module fixtures: the corpus, a Retriever, a served app, both ways
 
 from kgwalk.client import KgwalkClientError
 from kgwalk.errors import KgwalkError
-from kgwalk.integrations import LocalKg, remote_kg
 from kgwalk.integrations.llamaindex import KgwalkRetriever
 from kgwalk.query.answer_sets import also_text
 
 QUESTION = "the director of [Kismet] is also the director of which movies"
 
-
-@pytest.fixture(scope="module", params=["in process", "served"])
-def kg(request, direct, server):  # noqa: F811
-    if request.param == "in process":
-        yield LocalKg(direct)
-    else:
-        remote = remote_kg(server.url)
-        yield remote
-        remote.close()
 
 
 def test_retrieve_gives_the_walks_as_scored_text_nodes(kg, direct):  # noqa: F811
