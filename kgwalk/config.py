@@ -41,7 +41,8 @@ VerbalizerName = Literal["template", LLMBackend]
 LLMDtype = Literal["auto", "float32", "bfloat16", "float16"]
 EmbedPrecision = Literal["auto", "float32", "bfloat16", "float16", "int8"]
 IndexBackend = Literal["edge", "server"]
-VectorDatatype = Literal["float32", "float16"]
+VectorDatatype = Literal["auto", "float32", "float16", "turbo8", "turbo4"]
+VectorStorage = Literal["auto", "always", "never"]
 NodeSearch = Literal["dense", "hybrid"]
 Rerank = Literal["auto", "none", "paths", "synthetic"]
 QuestionEncoder = Literal["onnx", "torch"]
@@ -230,6 +231,10 @@ class EmbedConf:
     device: str = setting("cpu", "cpu | cuda (each actor asks Ray for one GPU) | cuda:N.")
     precision: EmbedPrecision = setting("auto", "A transformer's: auto: bfloat16 on CPUs with AMX/AVX512-BF16, float16 on CUDA, else "
                                                 "float32 | int8: ONNX Runtime, CPU only.")
+    store_vectors: VectorStorage = setting("auto", "Keep walk vectors in the Delta `vectors` table. auto: a transformer's yes; a static or "
+                                                   "hashing model's no: the index embeds the texts again where it needs vectors (a static "
+                                                   "model embeds ~30,000 sentences/s), and the table's 1 KB a walk is saved "
+                                                   "(bench/results/bytes_per_walk.md) | always | never.")
 
     def __post_init__(self) -> None:
         if self.model == "auto":  # resolved here, so that fingerprints, checks and caches see the model itself
@@ -246,9 +251,10 @@ class IndexConf:
     api_key_env: str = setting("QDRANT_API_KEY", "server: the environment variable holding the API key.")
     hnsw_m: int = setting(16, "The node collection's HNSW graph (the walks collection has none: walk search filters by root).")
     upsert_batch: int = setting(2048, "Points written per request.")
-    vector_datatype: VectorDatatype = setting("float16", "How walk vectors are stored: float16 takes half float32's bytes; rounded "
-                                                         "before the node sums see them, so refresh stays bit-exact "
-                                                         "(bench/results/index.md).")
+    vector_datatype: VectorDatatype = setting("auto", "How walk vectors are stored. auto: turbo8 with the edge backend, float16 with a "
+                                                      "server | float32 | float16: half float32's bytes | turbo8, turbo4 (edge only): "
+                                                      "Qdrant's TurboQuant codes, a quarter and an eighth of float32's; node vectors "
+                                                      "stay exact, made from the unrounded walk vectors (bench/results/bytes_per_walk.md).")
     compact_ratio: float = setting(0.2, "edge: a refresh merges the walks' delta into a new base once delta and masked points pass "
                                         "this fraction of the base (one copy of the base, amortised over refreshes).")
     max_retries: int = setting(5, "server: retries of a failed request (connection errors, 429, 5xx), then a one-line failure.")

@@ -5,11 +5,13 @@ import os
 import shutil
 import subprocess
 import sys
+from contextlib import closing
 
 import pytest
 
 from kgwalk.config import load_config
 from kgwalk.index.build import build_index
+from kgwalk.index.store import open_store
 from kgwalk.query import Retriever
 from kgwalk.query.paths import PRIOR_TABLE
 from kgwalk.stages import INDEX, run_build
@@ -36,9 +38,12 @@ def test_build_writes_every_table_and_both_collections(tiny_build):
     cfg, report = tiny_build
     walks = read_table(cfg.table("walks"))
     texts = read_table(cfg.table("texts"))
-    vectors = read_table(cfg.table("vectors"))
-    assert report.walks == walks.num_rows == texts.num_rows == vectors.num_rows > 0
+    assert report.walks == walks.num_rows == texts.num_rows > 0
     assert set(texts.column("walk_id").to_pylist()) == set(walks.column("walk_id").to_pylist())
+    # a static model's vectors are not kept in the table (embed.store_vectors=auto): the index embedded the texts
+    assert read_table(cfg.table("vectors")).num_rows == 0
+    with closing(open_store(cfg)) as store:
+        assert store.count(f"{cfg.name}_walks") == report.walks
     assert report.nodes == read_table(cfg.table("entities")).num_rows  # every entity has a walk here
     assert report.index_bytes > 0
 
@@ -46,14 +51,13 @@ def test_build_writes_every_table_and_both_collections(tiny_build):
 def test_node_vector_is_the_normalized_mean_of_its_walk_vectors(tiny_build):
     import numpy as np
 
-    from kgwalk.embed.pipeline import arrow_to_vectors
-    from kgwalk.index.store import open_store
+    from kgwalk.embed.model import make_embedder
 
     cfg, _ = tiny_build
     walks = read_table(cfg.table("walks"), ["walk_id", "root"]).sort_by("walk_id")
-    vectors = read_table(cfg.table("vectors")).sort_by("walk_id")
+    texts = read_table(cfg.table("texts"), ["walk_id", "text"]).sort_by("walk_id")
     roots = walks.column("root").to_numpy()
-    matrix = arrow_to_vectors(vectors.column("vector"))
+    matrix = make_embedder(cfg.embed.model).encode(texts.column("text").to_pylist())  # unrounded: what node sums add
     store = open_store(cfg)
     for root in np.unique(roots)[:5]:
         mean = matrix[roots == root].mean(axis=0)

@@ -35,7 +35,7 @@ def test_build_output_is_kgwalks_own_and_the_engines_go_to_a_log_file(tmp_path):
     assert re.search(r"INFO .*Dataset", text), text[:2000]  # Ray Data
     assert "[kgwalk]" not in text  # kgwalk's lines stay on the terminal
 
-    verbose = kgwalk("embed", *base, "--verbose")
+    verbose = kgwalk("verbalize", *base, "--verbose")
     assert verbose.returncode == 0, verbose.stderr
     assert re.search(r"INFO .*Dataset", verbose.stderr) and "Spark's and Ray's logs" not in verbose.stderr
     assert list((tmp_path / "quiet" / "_logs").iterdir()) == [log]  # no new log file

@@ -68,6 +68,8 @@ def random_spec(rng: np.random.Generator) -> list[str]:
         f"walks.max_per_root={choice([4, 'null'])}",
         "walks.random.walks_per_root=8",
         f"walks.random.length={choice([2, 3])}",
+        f"embed.store_vectors={choice(['always', 'never'])}",  # vectors read back from the table, or the texts embedded again
+        f"index.vector_datatype={choice(['float16', 'turbo8', 'turbo4'])}",  # exact, or codes only Qdrant decodes
     ]
 
 

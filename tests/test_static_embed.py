@@ -25,6 +25,7 @@ from kgwalk.embed.model import make_embedder, resolve_model
 from kgwalk.embed.pipeline import arrow_to_vectors, block_rows, embed_texts
 from kgwalk.embed.static import StaticEmbedder, cache_entry, distilled_model, is_static
 from kgwalk.errors import KgwalkError
+from kgwalk.index.store import collection_names, open_store
 from kgwalk.refresh.job import run_refresh
 from kgwalk.storage import read_table, write_table
 
@@ -176,8 +177,9 @@ def test_build_and_cli_query_with_a_static_model_load_no_torch(static_env, spark
 
     cfg = load_config(None, ["embed.model=static", "ray.num_cpus=2"], name="tiny", warehouse=str(tmp_path), **{"kg.path": str(TINY_KG)})
     report = run_build(cfg)
-    assert report.walks == read_table(cfg.table("vectors")).num_rows > 0
+    assert read_table(cfg.table("vectors")).num_rows == 0  # a static model's vectors are embedded by the index, not stored
     store = open_store(cfg)
+    assert report.walks == store.count(collection_names(cfg)[1]) > 0
     _, vectors, _ = store.retrieve(collection_names(cfg)[0], read_table(cfg.table("entities"), ["id"]).column("id").to_numpy())
     store.close()
     assert vectors.shape[1] == 256 and np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
@@ -212,4 +214,7 @@ def test_refresh_with_a_static_model_equals_a_full_build(static_env, tmp_path):
     build_in_process(expected)
     assert corpus(refreshed) == corpus(expected)
     assert embedder_output_matches(refreshed)
-    assert arrow_to_vectors(read_table(refreshed.table("vectors")).column("vector")).shape[1] == 256
+    store = open_store(refreshed)
+    _, vectors, _ = store.retrieve(collection_names(refreshed)[1], read_table(refreshed.table("walks"), ["walk_id"]).column("walk_id").to_numpy())
+    store.close()
+    assert vectors.shape[1] == 256

@@ -5,7 +5,8 @@ import pytest
 
 from kgwalk.errors import KgwalkError
 from kgwalk.index.edge import EdgeStore
-from kgwalk.index.store import ServerStore
+from kgwalk.config import load_config
+from kgwalk.index.store import ServerStore, open_store, walk_datatype
 
 
 def backends(tmp_path):
@@ -464,3 +465,11 @@ def test_a_server_reader_reads_its_aliases_once_per_query(tmp_path):
         assert [h[0].id for h in hits] == [-1, 2, -1]
     assert len(reads) == 2
     store.close()
+
+
+def test_turbo_codes_are_for_the_edge_backend_only():
+    cfg = load_config(None, ["index.backend=server", "index.url=http://127.0.0.1:9", "index.vector_datatype=turbo8"])
+    with pytest.raises(KgwalkError, match=r"^index.vector_datatype=turbo8 is for the edge backend; a server stores float16 or float32$"):
+        open_store(cfg)
+    assert walk_datatype(load_config(None, ["index.backend=server", "index.url=http://127.0.0.1:9"]).index) == "float16"
+    assert walk_datatype(load_config(None, []).index) == "turbo8"

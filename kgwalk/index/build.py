@@ -18,12 +18,12 @@ import pyarrow as pa
 from tqdm import tqdm
 
 from kgwalk.config import Config
-from kgwalk.embed.pipeline import arrow_to_vectors
 from kgwalk.errors import KgwalkError
 from kgwalk.index.base import ROOT_FIELD, KeepsNodeSums
 from kgwalk.index.store import collection_names, open_store
+from kgwalk.index.walk_vectors import all_vectors, matching_vectors
 from kgwalk.log import terminal
-from kgwalk.storage import read_table, scan
+from kgwalk.storage import read_table
 from kgwalk.walks.labels import LabelLookup, load_labels
 
 PAYLOAD_COLUMNS = ["walk_id", "root"]
@@ -96,24 +96,6 @@ def node_payloads(ids: np.ndarray, labels: LabelLookup, walk_counts: np.ndarray)
     return [{"id": int(i), "label": label, "walks": int(n)} for i, label, n in zip(ids, names, walk_counts)]
 
 
-def matching_vectors(meta_ids: np.ndarray, meta_text_ids: np.ndarray, batch: pa.RecordBatch, taken: np.ndarray):
-    """(meta rows, vectors) of a vectors batch's rows that belong to current walks with their
-    current text, each walk once: after a refresh the vectors table may also hold vectors of
-    walks that are gone or whose text changed (see kgwalk.refresh)."""
-    ids = batch.column("walk_id").to_numpy()
-    order = np.argsort(ids)  # sorted needles: numpy's binary search starts from the last one found (2x on 6M walks)
-    rows = np.empty(len(ids), np.int64)
-    rows[order] = np.minimum(np.searchsorted(meta_ids, ids[order]), max(len(meta_ids) - 1, 0))
-    ok = (meta_ids[rows] == ids) & (meta_text_ids[rows] == batch.column("text_id").to_numpy()) & ~taken[rows]
-    keep = np.flatnonzero(ok)
-    _, first = np.unique(rows[keep], return_index=True)
-    keep = keep[np.sort(first)]
-    taken[rows[keep]] = True
-    vectors = batch.column("vector")
-    # a full build keeps every row: copying them through take() cost a 1M-edge build 9 s
-    return rows[keep], arrow_to_vectors(vectors if len(keep) == len(ids) else vectors.take(pa.array(keep)))
-
-
 def build_index(cfg: Config, reflects: dict[str, int], progress: bool = True) -> IndexResult:
     """Every walk point and node point, in new collections switched live at the end; the live
     index records `reflects`, the versions of the tables it was built from (read before them)."""
@@ -121,7 +103,7 @@ def build_index(cfg: Config, reflects: dict[str, int], progress: bool = True) ->
     meta = walk_meta(read_table(cfg.table("walks"), PAYLOAD_COLUMNS, what="walks"), read_table(cfg.table("texts"), ["walk_id", "text_id"], what="verbalize"))
     if not meta.num_rows:
         raise KgwalkError("no walks to index: the walks table is empty")
-    vectors = scan(cfg.table("vectors"), what="embed")
+    vectors = all_vectors(cfg)
     meta_ids = meta.column("walk_id").to_numpy()
     meta_roots = meta.column("root").to_numpy()
     meta_text_ids = meta.column("text_id").to_numpy()

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from kgwalk.errors import KgwalkError
-from kgwalk.index.base import ROOT_FIELD, Hit, as_stored, check_query_dim, point_ids, unit
+from kgwalk.index.base import EXACT_DATATYPES, ROOT_FIELD, Hit, Originals, as_stored, check_query_dim, point_ids, unit
 from kgwalk.index.generations import Generations, Layout, write_atomically
 from kgwalk.index.layered import NO_ROOT, LayeredCollection, carry_over, masked_path
 from kgwalk.index.node_sums import NodeSumFiles
@@ -118,7 +118,7 @@ class EdgeStore:
             self._layouts = self._read_layouts(self._gen())
         return self._layouts
 
-    def begin(self, copy: bool = False) -> None:
+    def begin(self, copy: bool = False, originals: Originals | None = None) -> None:
         self.close()
         live = self.live_generation()
         self._generation = self._generations.start_next()
@@ -127,13 +127,13 @@ class EdgeStore:
         self._writing = True
         if copy and live:
             for name, layout in self._read_layouts(live).items():
-                layouts[name] = self._carry_over(live, name, layout)
+                layouts[name] = self._carry_over(live, name, layout, originals)
 
-    def _carry_over(self, live: str, name: str, layout: Layout) -> Layout:
+    def _carry_over(self, live: str, name: str, layout: Layout, originals: Originals | None) -> Layout:
         """The live generation's collection `name` in the new generation, ready for writes."""
         gen = self._gen()
         if not layout.graph:
-            return carry_over(self.folder, live, gen, name, layout, self.compact_ratio, self._open_shard)
+            return carry_over(self.folder, live, gen, name, layout, self.compact_ratio, self._open_shard, originals)
         # searched globally by HNSW: copied whole; its node sums stay layered
         copy_shard(self.folder / live / name, self.folder / gen / name)
         self._sums.carry_delta(live, gen, name)
@@ -221,6 +221,9 @@ class EdgeStore:
 
     def stored(self, collection: str, vectors: np.ndarray) -> np.ndarray:
         return as_stored(vectors, self.layouts()[collection].datatype)
+
+    def keeps_exactly(self, collection: str) -> bool:
+        return self.layouts()[collection].datatype in EXACT_DATATYPES
 
     def delete(self, collection: str, ids: np.ndarray, roots: np.ndarray | None = None) -> None:
         """`roots`: of `ids`, where the caller knows them (else read from the points)."""

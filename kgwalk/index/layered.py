@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from kgwalk.index.base import ROOT_FIELD, Hit, order_records, point_ids, root_payload, signed_id
+from kgwalk.errors import KgwalkError
+from kgwalk.index.base import EXACT_DATATYPES, ROOT_FIELD, Hit, Originals, order_records, point_ids, root_payload, signed_id
 from kgwalk.index.generations import Layout, write_atomically
 from kgwalk.index.qdrant_shards import copy_shard, create_shard, load_shard, shard_config, upsert_records
 
@@ -151,11 +152,12 @@ class LayeredCollection:
                 shard.close()
 
 
-def carry_over(folder: Path, live: str, generation: str, name: str, layout: Layout, compact_ratio: float, open_shard: OpenShard) -> Layout:
+def carry_over(folder: Path, live: str, generation: str, name: str, layout: Layout, compact_ratio: float, open_shard: OpenShard,
+               originals: Originals | None = None) -> Layout:
     """The live generation's graphless collection `name` in `generation`, ready for writes:
     a plain one becomes the base of a new delta; a layered one keeps its base (its delta and
     masked points copied) until they pass `compact_ratio` of it, then is compacted (the live
-    delta read through `open_shard`)."""
+    delta read through `open_shard`; TurboQuant codes written from `originals`)."""
     own, live_own = folder / generation / name, folder / live / name
     if layout.base == f"{live}/{name}":
         create_shard(own, layout.dim, "delta", hnsw_m=0, datatype=layout.datatype).close()
@@ -166,11 +168,16 @@ def carry_over(folder: Path, live: str, generation: str, name: str, layout: Layo
         copy_shard(live_own, own)
         shutil.copy(masked_path(folder, live, name), masked_path(folder, generation, name))
         return layout
-    return _compact(folder, live, generation, name, layout, open_shard)
+    return _compact(folder, live, generation, name, layout, open_shard, originals)
 
 
-def _compact(folder: Path, live: str, generation: str, name: str, layout: Layout, open_shard: OpenShard) -> Layout:
-    """A new base: the live base copied, its masked points deleted, the delta's points added."""
+def _compact(folder: Path, live: str, generation: str, name: str, layout: Layout, open_shard: OpenShard, originals: Originals | None) -> Layout:
+    """A new base: the live base copied, its masked points deleted, the delta's points added.
+    Points are written again from their vectors as read, where the datatype gives them back
+    exactly; TurboQuant codes from `originals`, so that the codes are those a build writes."""
+    coded = layout.datatype not in EXACT_DATATYPES
+    if coded and originals is None:
+        raise KgwalkError(f"compacting {name}: its TurboQuant codes must be written from the unrounded vectors, which were not given")
     from qdrant_edge import ScrollRequest, UpdateOperation
 
     own = folder / generation / name
@@ -185,7 +192,8 @@ def _compact(folder: Path, live: str, generation: str, name: str, layout: Layout
     while True:
         records, offset = delta.scroll(ScrollRequest(offset=offset, limit=_SCROLL_BATCH, with_payload=True, with_vector=True))
         if records:
-            upsert_records(merged, records)
+            vectors = originals(np.array([signed_id(r.id) for r in records], np.int64)) if coded and originals else None
+            upsert_records(merged, records, vectors)
         if offset is None:
             break
     delta.close()

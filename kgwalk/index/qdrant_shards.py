@@ -11,6 +11,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
+
 from kgwalk.errors import KgwalkError
 from kgwalk.index.base import ROOT_FIELD
 from kgwalk.storage import link_refusal
@@ -39,8 +41,10 @@ def shard_config(dim: int, kind: ShardKind, hnsw_m: int, datatype: str) -> Any:
     graph = kind == "graph"
     hnsw = HnswIndexConfig(m=hnsw_m if graph else 0, ef_construct=100, full_scan_threshold=10000)
     memory = None if graph else Memory.Cold
-    if datatype == "float16":  # dot product: Qdrant keeps the vectors as given (see kgwalk.index.store)
-        vectors = EdgeVectorParams(size=dim, distance=Distance.Dot, datatype=VectorStorageDatatype.Float16, memory=memory)
+    coded = {"float16": VectorStorageDatatype.Float16, "turbo8": VectorStorageDatatype.Turbo8,
+             "turbo4": VectorStorageDatatype.Turbo4}  # type: ignore[attr-defined]  # qdrant-edge 0.9's stub omits it
+    if datatype in coded:  # dot product of unit vectors: Qdrant keeps them as given, or their codes (see kgwalk.index.store)
+        vectors = EdgeVectorParams(size=dim, distance=Distance.Dot, datatype=coded[datatype], memory=memory)
     else:
         vectors = EdgeVectorParams(size=dim, distance=Distance.Cosine, memory=memory)
     if graph:
@@ -84,11 +88,13 @@ def load_shard(path: Path, config: Any = None) -> Any:
     return EdgeShard.load(str(path), config)
 
 
-def upsert_records(shard: Any, records: list[Any]) -> None:
-    """Write records read from another shard (id, vector, payload) into `shard`."""
+def upsert_records(shard: Any, records: list[Any], vectors: np.ndarray | None = None) -> None:
+    """Write records read from another shard (id, vector, payload) into `shard`; with
+    `vectors` (a row per record) in place of theirs."""
     from qdrant_edge import Point, UpdateOperation
 
-    shard.update(UpdateOperation.upsert_points([Point(id=r.id, vector=r.vector, payload=r.payload) for r in records]))
+    rows = [r.vector for r in records] if vectors is None else [v.tolist() for v in np.asarray(vectors, np.float32)]
+    shard.update(UpdateOperation.upsert_points([Point(id=r.id, vector=v, payload=r.payload) for r, v in zip(records, rows)]))
 
 
 # -- reading a shard without writing to it ------------------------------------------------------

@@ -7,11 +7,14 @@ Qdrant server (or its local mode, which speaks the same API and is what the test
 Collections are made for Walk&Retrieve's two searches: nodes get an HNSW graph; walks are
 always searched within one root, so they get a payload index on `root` and no HNSW graph.
 
-Walk vectors are stored as float32 (cosine) or float16 (index.vector_datatype). A float16
-collection keeps exactly the vectors `stored` returns (unit vectors rounded to float16, scored by
-dot product with the query rounded alike: Qdrant's cosine would renormalize them), so node sums
-built from `stored` vectors match what a refresh reads back. Node collections (one point per
-entity, a few percent of the bytes) stay float32: node vectors stay exact unit vectors.
+Walk vectors are stored as float32 (cosine), float16, or (edge only) TurboQuant codes, turbo8 or
+turbo4 (index.vector_datatype), scored by dot product with the unit query: Qdrant's cosine would
+renormalize them. A float16 collection keeps exactly the vectors `stored` returns (unit vectors
+rounded to float16), so node sums built from `stored` vectors match what a refresh reads back; a
+TurboQuant collection's codes are decoded by Qdrant alone, so its node sums are built from the
+unrounded vectors and a refresh takes away the same, from where the build took them. Node
+collections (one point per entity, a few percent of the bytes) stay float32: node vectors stay
+exact unit vectors.
 """
 
 from __future__ import annotations
@@ -27,9 +30,9 @@ from typing import Any
 
 import numpy as np
 
-from kgwalk.config import Config
+from kgwalk.config import Config, IndexConf
 from kgwalk.errors import KgwalkError
-from kgwalk.index.base import ROOT_FIELD, Hit, VectorStore, as_stored, check_query_dim, order_records, point_ids, root_payload, signed_id, unit
+from kgwalk.index.base import ROOT_FIELD, Hit, Originals, VectorStore, as_stored, check_query_dim, order_records, point_ids, root_payload, signed_id, unit
 
 
 class ServerStore:
@@ -92,7 +95,7 @@ class ServerStore:
     def _read_aliases(self) -> dict[str, str]:
         return {a.alias_name: a.collection_name for a in self._call("reading aliases", self.client.get_aliases).aliases}
 
-    def begin(self, copy: bool = False) -> None:
+    def begin(self, copy: bool = False, originals: Originals | None = None) -> None:  # a server keeps float vectors: no originals needed
         self._building.clear()
         self._in_place = copy
 
@@ -139,6 +142,9 @@ class ServerStore:
             params = self._call("reading a collection", lambda: self.client.get_collection(self._target(collection))).config.params.vectors
             self._datatypes[collection] = "float16" if getattr(params, "datatype", None) == "float16" else "float32"
         return as_stored(vectors, self._datatypes[collection])
+
+    def keeps_exactly(self, collection: str) -> bool:
+        return True  # a server's collections are float32 or float16 (config refuses TurboQuant codes there)
 
     def delete(self, collection: str, ids: np.ndarray, roots: np.ndarray | None = None) -> None:
         from qdrant_client import models
@@ -206,16 +212,25 @@ class ServerStore:
         self.client.close()
 
 
+def walk_datatype(conf: IndexConf) -> str:
+    """index.vector_datatype, auto resolved: TurboQuant 8-bit codes in the edge engine, float16 on a server."""
+    if conf.vector_datatype == "auto":
+        return "turbo8" if conf.backend == "edge" else "float16"
+    if conf.backend == "server" and conf.vector_datatype.startswith("turbo"):
+        raise KgwalkError(f"index.vector_datatype={conf.vector_datatype} is for the edge backend; a server stores float16 or float32")
+    return conf.vector_datatype
+
+
 def open_store(cfg: Config) -> VectorStore:
     """The store index.backend names (edge or server, checked as the config loads)."""
+    datatype = walk_datatype(cfg.index)
     if cfg.index.backend == "edge":
         from kgwalk.index.edge import EdgeStore
 
-        return EdgeStore(cfg.root / "qdrant", cfg.index.compact_ratio, cfg.index.vector_datatype)
+        return EdgeStore(cfg.root / "qdrant", cfg.index.compact_ratio, datatype)
     if not cfg.index.url:
         raise KgwalkError("index.url must be set for the server backend, e.g. http://localhost:6333 (conf/cluster.yaml takes it from QDRANT_URL)")
-    return ServerStore(cfg.index.url, os.environ.get(cfg.index.api_key_env), cfg.index.max_retries, cfg.index.retry_backoff_s,
-                       cfg.index.vector_datatype)
+    return ServerStore(cfg.index.url, os.environ.get(cfg.index.api_key_env), cfg.index.max_retries, cfg.index.retry_backoff_s, datatype)
 
 
 def collection_names(cfg: Config) -> tuple[str, str]:

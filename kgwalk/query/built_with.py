@@ -1,7 +1,7 @@
 """A KG is queried with the embed model its vectors were made with, or not at all.
 
 The vectors stage records the fingerprint of the settings that decide its vectors
-(kgwalk.embed.common.vector_settings: model and precision) in the state table. A question
+(kgwalk.embed.settings.vector_settings: model and precision) in the state table. A question
 embedded by another model lands in another vector space: where the dimensions differ the index
 refuses it once the model has loaded (seconds of ONNX export and load for nothing), where they
 agree every ranking is silently meaningless. So a retriever checks first, before any model
@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import Any, get_args
 
 from kgwalk.config import Config, EmbedConf, EmbedPrecision
-from kgwalk.embed.common import vector_settings
+from kgwalk.embed.settings import vector_settings
 from kgwalk.embed.static import DEFAULT_SOURCE, STATIC
 from kgwalk.errors import KgwalkError
 from kgwalk.state import fingerprint
@@ -41,9 +41,10 @@ def recorded_fingerprint(cfg: Config) -> str | None:
 
 
 def model_fingerprints(conf: EmbedConf) -> set[str]:
-    """The fingerprints of vectors `conf.model` makes, at any embed.precision: the precision only
-    rounds a model's vectors (and a question is always embedded at full precision)."""
-    return {fingerprint(vector_settings(replace(conf, precision=p))) for p in get_args(EmbedPrecision)}
+    """The fingerprints of vectors `conf.model` makes, at any embed.precision, stored or not: the
+    precision only rounds a model's vectors (and a question is always embedded at full precision)."""
+    return {fingerprint(vector_settings(replace(conf, precision=p, store_vectors=s)))
+            for p in get_args(EmbedPrecision) for s in ("always", "never")}
 
 
 def check_embed_model(cfg: Config) -> None:

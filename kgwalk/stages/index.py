@@ -2,7 +2,7 @@
 (build), or brought to the current tables by applying their differences (refresh).
 
 Refresh: upsert the walk points of walks with a new text (a new walk, or a new text of a walk;
-vector from `vectors`), delete walks that are gone; a new count or label leaves a walk point as
+vector from `vectors`, or embedded here: kgwalk.index.walk_vectors), delete walks that are gone; a new count or label leaves a walk point as
 it is (it carries its vector and root alone). Node points: recompute the node vector of every
 root whose walk set or walk vectors changed, with the same fixed-point sums a full build uses,
 so bit-identical: the edge backend keeps those sums, so only the changed walks' vectors are
@@ -23,48 +23,21 @@ import numpy as np
 import pyarrow as pa
 
 from kgwalk.config import Config
+from kgwalk.embed.settings import stores_vectors
 from kgwalk.errors import KgwalkError
 from kgwalk.faults import crashpoint
 from kgwalk.index.base import KeepsNodeSums, VectorStore
-from kgwalk.index.build import IndexResult, NodeSums, matching_vectors, node_payloads, walk_payloads
+from kgwalk.index.build import IndexResult, NodeSums, node_payloads, walk_payloads
 from kgwalk.index.store import collection_names, index_version, open_store
+from kgwalk.index.walk_vectors import texts_vectors, vectors_at
 from kgwalk.stages.base import Stage, Step, folder_bytes
 from kgwalk.stages.diff import isin, new_text_pairs, relabelled, walks_diff
 from kgwalk.stages.report import RefreshReport
 from kgwalk.state import record, versions
-from kgwalk.storage import open_table, read_table, table_files
+from kgwalk.storage import read_table
 from kgwalk.walks.labels import load_labels
 
 _RETRIEVE_BATCH = 1024
-
-
-def _table_vectors(cfg: Config, ids: np.ndarray, text_ids: np.ndarray, since: int) -> np.ndarray:
-    """Vectors of these walks (`ids`, with their `text_ids`), in their order, from the vectors
-    table: the files added since version `since` first (a refresh appends there), the whole
-    table only for walks still missing."""
-    import pyarrow.dataset as ds  # not at the top: it imports pandas, which the CLI (a query) would load for nothing
-
-    if not len(ids):
-        return np.zeros((0, 0), np.float32)
-    order = np.argsort(ids)
-    ids, text_ids = ids[order], text_ids[order]
-    taken = np.zeros(len(ids), bool)
-    found: dict[int, np.ndarray] = {}
-    table = open_table(cfg.table("vectors"))
-    now_files = table_files(table)
-    table.load_as_version(since)
-    new_files = sorted(set(now_files) - set(table_files(table)))
-    for files in (new_files, now_files):
-        if taken.all():
-            break
-        wanted = pa.array(ids[~taken])
-        for batch in ds.dataset(files, format="parquet").to_batches(filter=ds.field("walk_id").isin(wanted)):
-            got, vecs = matching_vectors(ids, text_ids, batch, taken)
-            found.update(zip(got.tolist(), vecs))
-    if not taken.all():
-        raise KgwalkError(f"vectors are missing for {int((~taken).sum()):,} walks: rerun `kgwalk embed` and `kgwalk index`")
-    result = np.stack([found[i] for i in range(len(ids))])
-    return result[np.argsort(order)]
 
 
 def _index_vectors(store: VectorStore, collection: str, ids: np.ndarray) -> np.ndarray:
@@ -78,6 +51,15 @@ def _index_vectors(store: VectorStore, collection: str, ids: np.ndarray) -> np.n
             raise KgwalkError(f"the index lacks {len(chunk) - len(got):,} walk points it should have: run `kgwalk index`")
         parts.append(vecs)
     return np.concatenate(parts) if parts else np.zeros((0, 0), np.float32)
+
+
+def _summed_vectors(cfg: Config, store: VectorStore, collection: str, ids: np.ndarray, texts_version: int) -> np.ndarray:
+    """The vectors the node sums hold for these walk points, which had their texts of version
+    `texts_version`: read from the index where it keeps them exactly, else (TurboQuant codes)
+    from where the build took them (kgwalk.index.walk_vectors)."""
+    if store.keeps_exactly(collection):
+        return _index_vectors(store, collection, ids)
+    return store.stored(collection, vectors_at(cfg, ids, texts_version))
 
 
 def _build(step: Step) -> IndexResult:
@@ -128,7 +110,7 @@ def _apply(cfg: Config, store: VectorStore, done: dict[str, Any], now: dict[str,
     ids, roots = walks.column("walk_id").to_numpy(), walks.column("root").to_numpy()
 
     # The walks with a new text (a new walk, or a new text of a walk): their points are written.
-    fresh = new_text_pairs(cfg, done["texts"], shared).select(["walk_id", "text_id"]).sort_by("walk_id")
+    fresh = new_text_pairs(cfg, done["texts"], shared).sort_by("walk_id")
     fresh_ids = fresh.column("walk_id").to_numpy()
     fresh_rows = np.flatnonzero(isin(walks.column("walk_id"), fresh_ids))
     fresh_rows = fresh_rows[np.argsort(ids[fresh_rows])]  # walk rows in the order of `fresh`
@@ -144,19 +126,19 @@ def _apply(cfg: Config, store: VectorStore, done: dict[str, Any], now: dict[str,
     node_roots = np.unique(np.concatenate([fresh_roots, gone_roots, new_entities]))
 
     nodes_c, walks_c = collection_names(cfg)
-    store.begin(copy=True)
-    fresh_vectors = store.stored(walks_c, _table_vectors(cfg, fresh_ids, fresh.column("text_id").to_numpy(), done["vectors"]))  # as a build rounds them
+    store.begin(copy=True, originals=lambda ids: vectors_at(cfg, ids, done["texts"]))  # the live index's walks had texts of done["texts"]
+    fresh_vectors = store.stored(walks_c, texts_vectors(cfg, fresh, done["vectors"]))  # as a build rounds them
     if isinstance(store, KeepsNodeSums) and store.has_sums(nodes_c):  # the store's node sums, updated by the walks that changed
         old_sums, old_walks_per_root = store.read_sums(nodes_c, node_roots)
         sums = NodeSums(node_roots, old_sums.shape[1])
         sums.sums, sums.walks = old_sums, old_walks_per_root
         sums.add(fresh_roots, fresh_vectors)
         sums.add(np.concatenate([gone_roots, fresh_roots[replaced]]),
-                 _index_vectors(store, walks_c, np.concatenate([gone, fresh_ids[replaced]])), sign=-1)
+                 _summed_vectors(cfg, store, walks_c, np.concatenate([gone, fresh_ids[replaced]]), done["texts"]), sign=-1)
     else:  # a node's sum from all its root's walks: the fresh ones' vectors from the table, the rest's from the index
         node_rows = np.flatnonzero(isin(walks.column("root"), node_roots))
         kept = node_rows[~isin(pa.array(ids[node_rows]), fresh_ids)]
-        kept_vectors = _index_vectors(store, walks_c, ids[kept])
+        kept_vectors = _summed_vectors(cfg, store, walks_c, ids[kept], done["texts"])
         sums = NodeSums(node_roots, max(fresh_vectors.shape[1], kept_vectors.shape[1], 1))
         sums.add(fresh_roots, fresh_vectors)
         sums.add(roots[kept], kept_vectors)
@@ -180,6 +162,8 @@ def _apply(cfg: Config, store: VectorStore, done: dict[str, Any], now: dict[str,
     store.delete(nodes_c, dead_roots)
     store.finish(walks_c)
     store.finish(nodes_c)
+    if not stores_vectors(cfg.embed):  # the vectors step left them to this one
+        report.embedded = len(fresh_ids)
     report.points_upserted = len(fresh_ids)
     report.points_deleted = len(gone)
     report.nodes_upserted = len(live_roots)

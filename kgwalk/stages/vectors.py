@@ -1,23 +1,35 @@
 """The vectors table: every text embedded by a Ray actor pool (build), or the texts that are
-new, embedded in this process and appended (refresh)."""
+new, embedded in this process and appended (refresh). Where vectors are not stored
+(embed.store_vectors; a static model's by default) the table stays empty: its versions and
+settings are still recorded, and the index embeds the texts itself (kgwalk.index.walk_vectors)."""
 
 from __future__ import annotations
 
 import pyarrow as pa
 
 from kgwalk.config import Config
-from kgwalk.embed.common import vector_settings
+from kgwalk.embed.settings import stores_vectors, vector_settings
 from kgwalk.faults import crashpoint
 from kgwalk.stages.base import Stage, Step
 from kgwalk.stages.diff import new_text_pairs
 from kgwalk.state import record
-from kgwalk.storage import table_version, write_table
+from kgwalk.storage import open_table, table_version, write_table
 
 
 def _build(step: Step) -> int:
-    from kgwalk.embed.pipeline import embed_texts
+    from kgwalk.embed.pipeline import VECTORS_SCHEMA, embed_texts
 
+    if not stores_vectors(step.cfg.embed):
+        open_table(step.cfg.table("texts"), what="verbalize")  # its input must exist all the same
+        write_table(step.cfg.table("vectors"), VECTORS_SCHEMA.empty_table())
+        return 0
     return embed_texts(step.cfg)
+
+
+def _describe(cfg: Config, vectors: int) -> str:
+    if not stores_vectors(cfg.embed):
+        return f"vectors not stored ({cfg.embed.model}: the index embeds the texts; embed.store_vectors)"
+    return f"{vectors:,} vectors ({cfg.embed.model})"
 
 
 def embed_here(cfg: Config, texts: pa.Table) -> pa.Table:
@@ -42,12 +54,11 @@ def _update(step: Step) -> None:
     cfg = step.cfg
     done = step.state["vectors"].reflects
     todo = new_text_pairs(cfg, done["texts"], step.shared)
-    if todo.num_rows:
-        vectors = embed_here(cfg, todo)
-        crashpoint("vectors.embedded")
-        version = write_table(cfg.table("vectors"), vectors, mode="append", metadata=reflects)
-    else:
-        version = table_version(cfg.table("vectors"))
+    if not stores_vectors(cfg.embed):  # the index embeds them
+        todo = todo.slice(0, 0)
+    vectors = embed_here(cfg, todo)
+    crashpoint("vectors.embedded")
+    version = write_table(cfg.table("vectors"), vectors, mode="append", metadata=reflects) if todo.num_rows else table_version(cfg.table("vectors"))
     crashpoint("vectors.written")
     record(cfg, "vectors", version, reflects)
     step.report.embedded = todo.num_rows
@@ -56,5 +67,5 @@ def _update(step: Step) -> None:
 VECTORS: Stage[int] = Stage(
     name="vectors", command="embed", help="Ray actor pool: sentence vectors -> Delta `vectors`",
     inputs=("texts",), build=_build, update=_update, settings=lambda cfg: vector_settings(cfg.embed),
-    describe=lambda cfg, n: f"{n:,} vectors ({cfg.embed.model})",
+    describe=_describe,
 )
