@@ -65,8 +65,11 @@ def _parser() -> argparse.ArgumentParser:
     _common(sub.add_parser("mcp", help="MCP server over stdio: tools search, answer, entity, status (the mcp extra; `kgwalk serve` has them at /mcp)"))
     f = sub.add_parser("fit-paths", help="fit the relation-path prior of query.rerank=paths from example questions")
     _common(f)
-    f.add_argument("--questions", required=True, action="append",
+    f.add_argument("--questions", action="append", default=[],
                    help="a file of `question with [topic]<TAB>answer|answer` lines (MetaQA's format; repeatable)")
+    f.add_argument("--generated", type=int, metavar="N",
+                   help="also fit on N questions generated from the corpus's own relation paths, no labels needed (kgwalk/query/kg_questions.py)")
+    f.add_argument("--seed", type=int, default=0, help="--generated: the draw's seed (default 0)")
     e = sub.add_parser("eval", help="retrieval quality on MetaQA or on your own question files (no LLM): topic recall, context recall@k, answer-set recall, extractive Hits@1")
     _common(e)
     e.add_argument("dataset", choices=["metaqa", "questions"], help="metaqa: MetaQA's hop files | questions: the --file question files")
@@ -202,6 +205,8 @@ def _fit_paths(args: argparse.Namespace) -> int:
     from kgwalk.query.retriever import Retriever
     from kgwalk.storage import write_table
 
+    if not args.questions and args.generated is None:
+        raise KgwalkError("fit-paths: name example questions with --questions FILE, or --generated N to generate them from the KG")
     cfg = config_from_args(args)
     check_kg_exists(cfg)
     with closing(Retriever(cfg)) as retriever:
@@ -210,6 +215,12 @@ def _fit_paths(args: argparse.Namespace) -> int:
             read, bad = read_examples(path, retriever.lexicon)
             examples += read
             skipped += bad
+        if args.generated is not None:
+            from kgwalk.query.kg_questions import generate_questions
+
+            generated = [q.example() for q in generate_questions(cfg, args.generated, args.seed)]
+            print(f"{len(generated):,} questions generated from the KG's relation paths")
+            examples += generated
         table = fit_path_prior(cfg, examples, retriever.prior_embedder, retriever.lexicon, retriever.prior_model)
         write_table(cfg.table(PRIOR_TABLE), table)
     print(f"{cfg.table(PRIOR_TABLE)}: {table.num_rows:,} examples with a walk to an answer "

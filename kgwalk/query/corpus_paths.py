@@ -40,12 +40,10 @@ def path_questions(rel_labels: list[str], inverse: list[bool], verbalizer: Templ
     return from_end[:-1] + "?", from_topic[:-1] + "?"
 
 
-def corpus_paths(walks: pa.Table, relations: pa.Table) -> list[tuple[list[str], list[bool]]]:
-    """The distinct relation paths (relation labels, directions) of a walks table (columns rels,
-    inverse), without a Python loop per walk: each step is coded as (relation, direction), and
-    the codes of a walk folded into one hash."""
-    rel_ids = np.sort(relations.column("id").to_numpy())
-    label_of = dict(zip(relations.column("id").to_pylist(), relations.column("label").to_pylist()))
+def path_keys(walks: pa.Table, rel_ids: np.ndarray) -> np.ndarray:
+    """Per walk of a walks table (columns rels, inverse), one hash of its relation path, without a
+    Python loop per walk: each step is coded as (relation, direction), and the codes of a walk
+    folded into one hash. `rel_ids`: every relation id, sorted."""
     rels, inverse = walks.column("rels").combine_chunks(), walks.column("inverse").combine_chunks()
     steps = rels.value_lengths().to_numpy(zero_copy_only=False)
     codes = np.searchsorted(rel_ids, rels.flatten().to_numpy()) * 2 + inverse.flatten().to_numpy(zero_copy_only=False)
@@ -54,7 +52,15 @@ def corpus_paths(walks: pa.Table, relations: pa.Table) -> list[tuple[list[str], 
     for position in range(int(steps.max(initial=0))):
         longer = steps > position
         keys[longer] = fold64(keys[longer], codes[starts[longer] + position])
-    _, first = np.unique(keys, return_index=True)
+    return keys
+
+
+def corpus_paths(walks: pa.Table, relations: pa.Table) -> list[tuple[list[str], list[bool]]]:
+    """The distinct relation paths (relation labels, directions) of a walks table (columns rels,
+    inverse), by their path_keys."""
+    label_of = dict(zip(relations.column("id").to_pylist(), relations.column("label").to_pylist()))
+    rels, inverse = walks.column("rels").combine_chunks(), walks.column("inverse").combine_chunks()
+    _, first = np.unique(path_keys(walks, np.sort(relations.column("id").to_numpy())), return_index=True)
     rows = pa.array(np.sort(first))
     return [([label_of[r] for r in rs], inv) for rs, inv in zip(rels.take(rows).to_pylist(), inverse.take(rows).to_pylist())]
 
