@@ -24,7 +24,7 @@ def test_search_with_and_without_root_filter(tmp_path, backend):
     roots = np.arange(n) % 7 - 3
     store.begin()
     store.create("walks", dim, graph=False, hnsw_m=16)
-    store.upsert("walks", ids, vectors, [{"walk_id": int(i), "root": int(r)} for i, r in zip(ids, roots)])
+    store.upsert("walks", ids, vectors, [{"root": int(r)} for r in roots])  # a walk point's payload is its root alone
     store.finish("walks")
     store.commit()
     got, got_vectors, payloads = store.retrieve("walks", ids[:5])
@@ -32,7 +32,7 @@ def test_search_with_and_without_root_filter(tmp_path, backend):
     if backend == "edge":  # Qdrant keeps unit vectors as given; qdrant-client's local mode renormalizes in NumPy
         assert np.array_equal(got_vectors, vectors[:5])
     assert np.allclose(got_vectors, vectors[:5], atol=1e-6)
-    assert [p["walk_id"] for p in payloads] == ids[:5].tolist()
+    assert payloads == [{"root": int(r)} for r in roots[:5]]  # the edge engine keeps roots beside the shards, not as payloads
     absent = np.setdiff1d(np.arange(-5, 5), ids)[:3]  # ids with no point: dropped, also when none is found
     got, got_vectors, payloads = store.retrieve("walks", np.concatenate([absent[:1], ids[7:8], absent[1:]]))
     assert got.tolist() == [ids[7]] and got_vectors.shape == (1, dim) and len(payloads) == 1
@@ -50,7 +50,8 @@ def test_search_with_and_without_root_filter(tmp_path, backend):
         assert all(h.payload == {"root": root} for h in hits)  # a walk point's payload is its root
         assert np.allclose([h.score for h in hits], scores[expected], atol=1e-5)
     top = store.search("walks", q, 5)
-    assert [h.payload["walk_id"] for h in top] == ids[np.argsort(-scores)[:5]].tolist()
+    assert [h.id for h in top] == ids[np.argsort(-scores)[:5]].tolist()
+    assert [h.payload for h in top] == [{"root": int(r)} for r in roots[np.argsort(-scores)[:5]]]
     # a question embedded by another model (another size) is refused in one line, not by Qdrant
     for other in (q[:12], np.concatenate([q, q])):
         with pytest.raises(KgwalkError, match=rf"'walks' vectors have {dim} dimensions, the question's {len(other)}: query with the embed.model"):
@@ -111,12 +112,12 @@ def test_layered_walks_read_like_one_collection_through_refreshes_and_compaction
     dim, roots = 8, 6
     ids = rng.integers(-(2**63), 2**63 - 1, size=300, dtype=np.int64)
     root_of = {int(i): int(r) for i, r in zip(ids, rng.integers(0, roots, len(ids)))}
-    payload = lambda i, tag: {"walk_id": int(i), "root": root_of[int(i)], "tag": tag}  # noqa: E731
+    payload = lambda i: {"root": root_of[int(i)]}  # noqa: E731 - a walk point's payload is its root alone
     live = set(ids[:200].tolist())
     for store in (edge, server):
         store.begin()
         store.create("walks", dim, graph=False, hnsw_m=16)
-        store.upsert("walks", ids[:200], _unit(np.random.default_rng(2), 200, dim), [payload(i, 0) for i in ids[:200]])
+        store.upsert("walks", ids[:200], _unit(np.random.default_rng(2), 200, dim), [payload(i) for i in ids[:200]])
         store.finish("walks")
         store.commit()
     bases = [edge.layouts()["walks"].base]
@@ -127,7 +128,7 @@ def test_layered_walks_read_like_one_collection_through_refreshes_and_compaction
         vectors = _unit(rng, len(upserts), dim)
         for store in (edge, server):
             store.begin(copy=True)
-            store.upsert("walks", upserts, vectors, [payload(i, generation) for i in upserts])
+            store.upsert("walks", upserts, vectors, [payload(i) for i in upserts])
             store.delete("walks", deletes)
             store.finish("walks")
             store.commit()
@@ -144,7 +145,7 @@ def test_layered_walks_read_like_one_collection_through_refreshes_and_compaction
             e_hits, s_hits = reader.search("walks", q, 7, root=root), server.search("walks", q, 7, root=root)
             assert [h.id for h in e_hits] == [h.id for h in s_hits]
             if root is None:
-                assert [h.payload["walk_id"] for h in e_hits] == [h.id for h in e_hits]
+                assert [h.payload for h in e_hits] == [{"root": root_of[h.id]} for h in e_hits]
             else:  # within a root a hit's payload is its root, not read from the store
                 assert all(h.payload == {"root": root} and root_of[h.id] == root for h in e_hits + s_hits)
             assert np.allclose([h.score for h in e_hits], [h.score for h in s_hits], atol=1e-5)
@@ -283,8 +284,11 @@ def test_the_shard_files_of_the_live_generation_are_listed_and_preloaded(tmp_pat
         store.commit()
     live = store.live_generation()
     files = store.shard_files()
-    folders = {f.relative_to(tmp_path / "edge").parts[:2] for f in files}
+    folders = {f.relative_to(tmp_path / "edge").parts[:2] for f in files if ".root_" not in f.name}
     assert folders == {(built, "walks"), (live, "walks"), (live, "nodes")}
+    # the live generation's root map of the walks, the only one read (kgwalk.index.root_map)
+    assert {f.relative_to(tmp_path / "edge").as_posix() for f in files if ".root_" in f.name} == {
+        f"{live}/walks.root_{part}.npy" for part in ("roots", "starts", "ids")}
     assert preload(files, free_bytes=10**12) == sum(f.stat().st_size for f in files) > 0
     assert preload(files, free_bytes=0) == 0  # more than half the free memory: not read
     assert _free_memory() > 2 * sum(f.stat().st_size for f in files)  # what a server reads by default
@@ -363,7 +367,7 @@ def test_a_float16_store_keeps_exactly_the_vectors_it_says_and_ranks_by_them(tmp
     kept = store.stored("walks", vectors)
     assert kept.dtype == np.float32 and not np.array_equal(kept, vectors)  # rounded: 11 significant bits
     assert np.array_equal(kept, vectors.astype(np.float16).astype(np.float32)) and np.array_equal(store.stored("walks", kept), kept)
-    store.upsert("walks", ids, vectors, [{"walk_id": int(i), "root": int(r)} for i, r in zip(ids, roots)])
+    store.upsert("walks", ids, vectors, [{"root": int(r)} for r in roots])
     store.finish("walks")
     store.commit()
     got, got_vectors, _ = store.retrieve("walks", ids)

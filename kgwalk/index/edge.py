@@ -37,6 +37,7 @@ from kgwalk.index.generations import Generations, Layout, write_atomically
 from kgwalk.index.layered import NO_ROOT, LayeredCollection, carry_over, masked_path
 from kgwalk.index.node_sums import NodeSumFiles
 from kgwalk.index.qdrant_shards import PrivateCopies, copy_shard, create_shard, load_shard
+from kgwalk.index.root_map import RootMap, empty_root_map, root_map_paths
 
 # A graph collection's HNSW graph is rebuilt once the points written since its last build pass
 # this fraction of its points (at least _UNINDEXED_MIN's): until then they are scanned exactly.
@@ -66,6 +67,9 @@ class EdgeStore:
         self._written: dict[str, int] = {}  # collection: points upserted or deleted by this writer
         self._created: set[str] = set()  # collections this writer created (a build): indexed whole at finish
         self._layouts: dict[str, Layout] | None = None
+        self._root_maps: dict[str, RootMap] = {}  # graphless collections' maps, as the generation read keeps them
+        self._root_changes: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}  # (removed, added ids, their roots)
+        self._carried_from: str | None = None  # the live generation a refresh's writer carried its collections over from
         self._generation: str | None = None  # the one this store reads, or writes after begin()
         self._writing = False
 
@@ -124,6 +128,7 @@ class EdgeStore:
         self._generation = self._generations.start_next()
         layouts: dict[str, Layout] = {}
         self._layouts, self._written, self._created = layouts, {}, set()
+        self._root_changes, self._carried_from = {}, live if copy else None
         self._writing = True
         if copy and live:
             for name, layout in self._read_layouts(live).items():
@@ -174,7 +179,8 @@ class EdgeStore:
         gen = self._gen()
         folders = {self.folder / layout.base for layout in self.layouts().values()}
         folders |= {self.folder / gen / name for name in self.layouts()}  # a layered collection's delta
-        return sorted(f for folder in folders if folder.is_dir() for f in folder.rglob("*") if f.is_file())
+        maps = [path for name, layout in self.layouts().items() if layout.root_map for path in root_map_paths(self.folder, gen, name).values()]
+        return sorted([f for folder in folders if folder.is_dir() for f in folder.rglob("*") if f.is_file()] + maps)
 
     # -- writing -------------------------------------------------------------------------
     def _require_writing(self) -> None:
@@ -186,7 +192,7 @@ class EdgeStore:
         self._close(collection)
         datatype = "float32" if graph else self.vector_datatype  # see kgwalk.index.store: nodes stay exact
         shard = create_shard(self.folder / self._gen() / collection, dim, "graph" if graph else "base", hnsw_m, datatype)
-        self.layouts()[collection] = Layout(dim, graph, f"{self._gen()}/{collection}", 0, datatype=datatype)
+        self.layouts()[collection] = Layout(dim, graph, f"{self._gen()}/{collection}", 0, datatype=datatype, root_map=not graph)
         self._created.add(collection)
         self._sums.forget(collection)
         self._open[collection] = LayeredCollection.plain(shard)
@@ -210,10 +216,16 @@ class EdgeStore:
         vectors = np.ascontiguousarray(vectors, np.float32)
         flat: Any = vectors.reshape(-1).data  # a memoryview
         dim = vectors.shape[1]
-        points = [Point(id=i, vector=flat[row * dim : (row + 1) * dim], payload=p) for row, (i, p) in enumerate(zip(point_ids(ids), payloads))]
         c = self._collection(collection)
-        if c.delta is not None:  # a walk point's root is its payload's (a replaced point keeps its root)
-            c.hide_in_base(ids, np.array([p.get(ROOT_FIELD, NO_ROOT) for p in payloads], np.int64))
+        layout = self.layouts()[collection]
+        roots = np.array([p.get(ROOT_FIELD, NO_ROOT) for p in payloads], np.int64)
+        kept: list[dict[str, Any] | None] = list(payloads)
+        if layout.root_map:  # the roots go to the collection's RootMap, the points carry no payload
+            self._root_changes.setdefault(collection, []).append((np.zeros(0, np.int64), np.asarray(ids, np.int64), roots))
+            kept = [None] * len(payloads)
+        points = [Point(id=i, vector=flat[row * dim : (row + 1) * dim], payload=p) for row, (i, p) in enumerate(zip(point_ids(ids), kept))]
+        if c.delta is not None:  # a walk point's root (a replaced point keeps its root)
+            c.hide_in_base(ids, roots)
         self._written[collection] = self._written.get(collection, 0) + len(points)
         if self._writer is None:
             self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kgwalk-index-writer")
@@ -235,6 +247,8 @@ class EdgeStore:
         c = self._collection(collection)
         gone: list[Any] = point_ids(ids)
         c.writable.update(UpdateOperation.delete_points(gone))
+        if self.layouts()[collection].root_map:
+            self._root_changes.setdefault(collection, []).append((np.asarray(ids, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)))
         self._written[collection] = self._written.get(collection, 0) + len(ids)
         if c.delta is not None:
             c.hide_in_base(ids, roots)
@@ -292,6 +306,9 @@ class EdgeStore:
                 pairs = c.masked_pairs()
                 write_atomically(masked_path(self.folder, gen, name), lambda f: np.save(f, pairs))
         self._sums.commit(gen, layouts)
+        for name, layout in layouts.items():
+            if layout.root_map:
+                self._updated_root_map(name).save(self.folder, gen, name)
         self._generations.write_manifest(gen, layouts, reflects)
         self.close()
         self._generations.publish(gen)  # readers switch
@@ -302,16 +319,51 @@ class EdgeStore:
         if not self._writing and self._generation is not None and self.live_generation() != self._generation:
             self.close()
             self._generation, self._layouts = None, None
+            self._root_maps = {}
 
     def retrieve(self, collection: str, ids: np.ndarray, payloads: bool = True) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:
-        return self._collection(collection).retrieve(ids, payloads)
+        got, vectors, found = self._collection(collection).retrieve(ids, payloads)
+        if payloads and self.layouts()[collection].root_map:  # a walk point's payload is its root, kept in the map
+            found = [{ROOT_FIELD: int(r)} for r in self._root_map(collection).roots_of(got, NO_ROOT)]
+        return got, vectors, found
 
     def search(self, collection: str, vector: np.ndarray, k: int, root: int | None = None) -> list[Hit]:
         from qdrant_edge import Query
 
         c = self._collection(collection)
-        check_query_dim(collection, self.layouts()[collection].dim, vector)
-        return c.search(Query.Nearest(unit(vector)), k, root)
+        layout = self.layouts()[collection]
+        check_query_dim(collection, layout.dim, vector)
+        if not layout.root_map:
+            return c.search(Query.Nearest(unit(vector)), k, root)
+        root_map = self._root_map(collection)
+        hits = c.search(Query.Nearest(unit(vector)), k, root, root_map.walks_of(int(root)) if root is not None else None)
+        if root is None:  # a search across roots: each hit's payload is its root, as the map says
+            for hit, r in zip(hits, root_map.roots_of(np.array([h.id for h in hits], np.int64), NO_ROOT)):
+                hit.payload = {ROOT_FIELD: int(r)}
+        return hits
+
+    def _root_map(self, collection: str) -> RootMap:
+        """The RootMap of a graphless collection in the generation this store reads (mapped once)."""
+        if collection not in self._root_maps:
+            found = RootMap.load(self.folder, self._gen(), collection)
+            if found is None:
+                raise KgwalkError(f"the index generation {self._gen()} lacks the root map of {collection}: run `kgwalk index`")
+            self._root_maps[collection] = found
+        return self._root_maps[collection]
+
+    def _updated_root_map(self, collection: str) -> RootMap:
+        """What a writer's commit keeps: the map it started from (empty for a collection it
+        created; else the live generation's) with its deletions and upserts, in their order."""
+        if collection in self._created or self._carried_from is None:
+            current = empty_root_map()
+        else:
+            found = RootMap.load(self.folder, self._carried_from, collection)
+            if found is None:
+                raise KgwalkError(f"the index generation {self._carried_from} lacks the root map of {collection}: run `kgwalk index`")
+            current = found
+        for removed, added, roots in self._root_changes.pop(collection, []):
+            current = current.updated(removed, added, roots)
+        return current
 
     def count(self, collection: str) -> int:
         return self._collection(collection).count()

@@ -39,6 +39,7 @@ class Layout:
     sums_base_rows: int = 0
     datatype: str = "float32"  # of the vectors (generations written before it was recorded: float32)
     unindexed_points: int = 0  # graph: points written since its HNSW graph was last built (see EdgeStore.finish)
+    root_map: bool = False  # graphless: roots kept in a RootMap beside the shards (kgwalk.index.root_map), not as payloads
 
 
 def write_atomically(path: Path, write: Callable[[IO[bytes]], object]) -> None:

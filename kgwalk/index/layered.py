@@ -121,11 +121,18 @@ class LayeredCollection:
                 found += records(self.base, rest)
         return order_records(ids, found)
 
-    def search(self, query: Any, k: int, root: int | None) -> list[Hit]:
-        """The `k` best points for a qdrant-edge `query`, within `root`'s points if given."""
+    def search(self, query: Any, k: int, root: int | None, among: np.ndarray | None = None) -> list[Hit]:
+        """The `k` best points for a qdrant-edge `query`, within `root`'s points if given: those
+        whose payload names it, or the ids `among` (its walks, from a RootMap)."""
         from qdrant_edge import FieldCondition, Filter, HasIdCondition, MatchValue, QueryRequest
 
-        must: list[Any] | None = None if root is None else [FieldCondition(key=ROOT_FIELD, match=MatchValue(value=int(root)))]
+        must: list[Any] | None = None
+        if among is not None:
+            if not len(among):
+                return []
+            must = [HasIdCondition(point_ids=set(point_ids(among)))]
+        elif root is not None:
+            must = [FieldCondition(key=ROOT_FIELD, match=MatchValue(value=int(root)))]
 
         def hits(shard: Any, must_not: list[Any] | None) -> list[Hit]:
             flt = Filter(must=must, must_not=must_not) if must or must_not else None
@@ -160,9 +167,9 @@ def carry_over(folder: Path, live: str, generation: str, name: str, layout: Layo
     delta read through `open_shard`; TurboQuant codes written from `originals`)."""
     own, live_own = folder / generation / name, folder / live / name
     if layout.base == f"{live}/{name}":
-        create_shard(own, layout.dim, "delta", hnsw_m=0, datatype=layout.datatype).close()
+        create_shard(own, layout.dim, "delta", hnsw_m=0, datatype=layout.datatype, root_index=not layout.root_map).close()
         write_atomically(masked_path(folder, generation, name), lambda f: np.save(f, _no_masked()))
-        return Layout(layout.dim, False, layout.base, layout.base_points, datatype=layout.datatype)
+        return Layout(layout.dim, False, layout.base, layout.base_points, datatype=layout.datatype, root_map=layout.root_map)
     changed = layout.delta_points + layout.masked_points
     if changed <= compact_ratio * max(layout.base_points, 1):
         copy_shard(live_own, own)
@@ -201,4 +208,4 @@ def _compact(folder: Path, live: str, generation: str, name: str, layout: Layout
     merged.flush()
     points = merged.info().points_count
     merged.close()
-    return Layout(layout.dim, False, f"{generation}/{name}", points, datatype=layout.datatype)
+    return Layout(layout.dim, False, f"{generation}/{name}", points, datatype=layout.datatype, root_map=layout.root_map)

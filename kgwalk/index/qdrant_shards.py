@@ -70,12 +70,14 @@ def copy_shard(source: Path, target: Path) -> None:
     shutil.copytree(source, target, ignore=shutil.ignore_patterns(".atomicwrite*"))
 
 
-def create_shard(path: Path, dim: int, kind: ShardKind, hnsw_m: int, datatype: str) -> Any:
+def create_shard(path: Path, dim: int, kind: ShardKind, hnsw_m: int, datatype: str, root_index: bool = False) -> Any:
+    """`root_index`: a graphless shard whose points carry their root as a payload (an index
+    built before kgwalk.index.root_map) indexes it."""
     from qdrant_edge import EdgeShard, IntegerIndexParams, Memory, UpdateOperation
 
     shutil.rmtree(path, ignore_errors=True)
     shard = EdgeShard.create(str(path), shard_config(dim, kind, hnsw_m, datatype))
-    if kind != "graph":  # matched by value only: no range index; on disk once sealed
+    if kind != "graph" and root_index:  # matched by value only: no range index; on disk once sealed
         shard.update(UpdateOperation.create_field_index(ROOT_FIELD, IntegerIndexParams(lookup=True, range=False, memory=Memory.Cold)))
     return shard
 

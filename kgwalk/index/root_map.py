@@ -1,0 +1,96 @@
+"""A graphless collection's walk ids by root, kept beside its shards in each generation instead of
+a `root` payload on every point.
+
+Walk search always runs within one root. As a Qdrant payload, that one integer cost 144 bytes a
+point of payload pages and 29 of root index, as much as the walk's TurboQuant vector
+(bench/results/bytes_per_walk.md); here it costs 8 bytes a walk and 16 a root. A search passes the
+root's walk ids to Qdrant as a HasId filter. Three .npy files per collection and generation
+(written whole by every writer: a refresh's sort of the 7M pairs of a 1M-edge KG takes about a
+second), memory-mapped by readers, never written by them.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import IO
+
+import numpy as np
+
+from kgwalk.index.generations import write_atomically
+
+_PARTS = ("roots", "starts", "ids")
+
+
+def root_map_paths(folder: Path, generation: str, name: str) -> dict[str, Path]:
+    return {part: folder / generation / f"{name}.root_{part}.npy" for part in _PARTS}
+
+
+class RootMap:
+    """Walk ids grouped by root: `ids[starts[i]:starts[i + 1]]` are the walks of `roots[i]`
+    (roots sorted, ids sorted within a root)."""
+
+    def __init__(self, roots: np.ndarray, starts: np.ndarray, ids: np.ndarray) -> None:
+        self.roots, self.starts, self.ids = roots, starts, ids
+        self._by_id: tuple[np.ndarray, np.ndarray] | None = None  # (ids sorted, their roots): made on first `roots_of`
+
+    @classmethod
+    def from_pairs(cls, ids: np.ndarray, roots: np.ndarray) -> RootMap:
+        ids, roots = np.asarray(ids, np.int64), np.asarray(roots, np.int64)
+        order = np.lexsort((ids, roots))
+        ids, roots = ids[order], roots[order]
+        first = np.flatnonzero(np.r_[True, roots[1:] != roots[:-1]]) if len(roots) else np.zeros(0, np.int64)
+        return cls(roots[first], np.r_[first, len(ids)].astype(np.int64), ids)
+
+    @classmethod
+    def load(cls, folder: Path, generation: str, name: str) -> RootMap | None:
+        """The map a generation keeps for collection `name`; None where it keeps none (its points
+        carry their root as a payload: an index built before the map)."""
+        paths = root_map_paths(folder, generation, name)
+        if not paths["roots"].exists():
+            return None
+        return cls(*(np.load(paths[part], mmap_mode="r") for part in _PARTS))
+
+    def save(self, folder: Path, generation: str, name: str) -> None:
+        for part, path in root_map_paths(folder, generation, name).items():
+            write_atomically(path, functools.partial(_save, np.ascontiguousarray(getattr(self, part))))
+
+    def walks_of(self, root: int) -> np.ndarray:
+        at = int(np.searchsorted(self.roots, root))
+        if at == len(self.roots) or self.roots[at] != root:
+            return np.zeros(0, np.int64)
+        return np.asarray(self.ids[self.starts[at] : self.starts[at + 1]])
+
+    def roots_of(self, ids: np.ndarray, missing: int) -> np.ndarray:
+        """The root of each walk id (`missing` for an id the map lacks): what a payload would say."""
+        if self._by_id is None:
+            all_ids, roots = self.pairs()
+            order = np.argsort(all_ids)
+            self._by_id = all_ids[order], roots[order]
+        sorted_ids, roots = self._by_id
+        ids = np.asarray(ids, np.int64)
+        at = np.minimum(np.searchsorted(sorted_ids, ids), max(len(sorted_ids) - 1, 0))
+        found = (sorted_ids[at] == ids) if len(sorted_ids) else np.zeros(len(ids), bool)
+        return np.where(found, roots[at] if len(sorted_ids) else missing, missing)
+
+    def pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, roots), a row per walk."""
+        return np.asarray(self.ids), np.repeat(np.asarray(self.roots), np.diff(np.asarray(self.starts)))
+
+    def updated(self, removed: np.ndarray, added_ids: np.ndarray, added_roots: np.ndarray) -> RootMap:
+        """This map with `removed` walks taken out and `added` ones put in (a walk put in again
+        keeps one entry, under the root given now)."""
+        added_ids, added_roots = np.asarray(added_ids, np.int64), np.asarray(added_roots, np.int64)
+        _, last = np.unique(added_ids[::-1], return_index=True)  # an id given twice: its last root
+        added_ids, added_roots = added_ids[len(added_ids) - 1 - last], added_roots[len(added_ids) - 1 - last]
+        ids, roots = self.pairs()
+        gone = np.isin(ids, np.concatenate([np.asarray(removed, np.int64), added_ids]))
+        return RootMap.from_pairs(np.concatenate([ids[~gone], added_ids]), np.concatenate([roots[~gone], added_roots]))
+
+
+def _save(array: np.ndarray, file: IO[bytes]) -> None:
+    np.save(file, array)
+
+
+def empty_root_map() -> RootMap:
+    return RootMap.from_pairs(np.zeros(0, np.int64), np.zeros(0, np.int64))
