@@ -6,11 +6,11 @@ each row, zero-shot and with the path prior.
     .venv/bin/python bench/bytes_per_walk.py --kg synth:1M --report bytes_per_walk_synth1m
 
 Each row is a fresh `kgwalk build` of the same KG in `--warehouse`, with the row's settings:
-- `before`: the layout until this change: vectors kept in the `vectors` table, walk vectors float16
-  in the index (`embed.store_vectors=always index.vector_datatype=float16`);
-- `default`: today's defaults (a static model's vectors are not stored, the index embeds the
-  texts; walk vectors as TurboQuant 8-bit codes);
-- `turbo4`: the defaults with 4-bit codes.
+- `before`: the code of `--baseline-src` (a checkout of the commit before issue 45's changes) at
+  its defaults: vectors kept in the `vectors` table, walk vectors float16 with a root payload;
+- `float16`: today's code with float16 walk vectors (no vectors table, roots in a root map);
+- `default`: today's defaults (walk vectors as TurboQuant 8-bit codes);
+- `turbo4`: today's defaults with 4-bit codes.
 Rows are built one after another under the heavy-work lock, so their times compare; the
 stage times are those `kgwalk build` prints. `--quality` (MetaQA only) runs
 `kgwalk eval metaqa --split dev --limit 1000 --plain` on each row with the defaults (zero-shot:
@@ -28,13 +28,14 @@ import subprocess
 import time
 from pathlib import Path
 
-from common import DATA, HEAVY_LOCK, KGWALK
+from common import DATA, HEAVY_LOCK, KGWALK, source_env
 from report import save_report
 
 from kgwalk.eval.metaqa import question_file
 
-ROWS = {
-    "before": ["embed.store_vectors=always", "index.vector_datatype=float16"],
+ROWS = {  # the settings of each row; `before` runs the code of --baseline-src, with its defaults
+    "before": [],
+    "float16": ["index.vector_datatype=float16"],
     "default": [],
     "turbo4": ["index.vector_datatype=turbo4"],
 }
@@ -68,12 +69,12 @@ def folder_parts(kg: Path) -> dict[str, int]:
     return parts
 
 
-def build(kg_file: str, warehouse: Path, name: str, settings: list[str]) -> dict[str, float]:
+def build(kg_file: str, warehouse: Path, name: str, settings: list[str], env: dict[str, str] | None) -> dict[str, float]:
     """Build the row; its build line's times (seconds per stage and in all)."""
     shutil.rmtree(warehouse / name, ignore_errors=True)
     sets = [a for s in settings for a in ("--set", s)]
     out = subprocess.run(["flock", HEAVY_LOCK, KGWALK, "build", "--kg", kg_file, "--name", name, "--warehouse", str(warehouse), *sets],
-                         check=True, stdout=subprocess.PIPE, text=True).stdout
+                         check=True, stdout=subprocess.PIPE, text=True, env=env).stdout
     line = next(x for x in out.splitlines() if x.startswith("[kgwalk] build:"))
     times = {k: float(v) for k, v in re.findall(r"(\w+) ([\d.]+) s", line.split(" in ", 1)[1])}
     times["build"] = float(re.search(r" in ([\d.]+) s", line).group(1))
@@ -81,15 +82,15 @@ def build(kg_file: str, warehouse: Path, name: str, settings: list[str]) -> dict
     return times
 
 
-def quality(warehouse: Path, name: str, settings: list[str]) -> dict[str, dict]:
+def quality(warehouse: Path, name: str, settings: list[str], env: dict[str, str] | None) -> dict[str, dict]:
     """Hits@1 and context recall per hop count, zero-shot and with the fitted path prior."""
     where = ["--warehouse", str(warehouse), "--name", name, *[a for s in settings for a in ("--set", s)]]
     subprocess.run([KGWALK, "fit-paths", *where, *[a for h in (1, 2, 3) for a in ("--questions", str(question_file(DATA, h, "dev")))]],
-                   check=True, stdout=subprocess.DEVNULL)
+                   check=True, stdout=subprocess.DEVNULL, env=env)
     scores = {}
     for label, rerank in (("zero-shot", []), ("prior", ["--set", "query.rerank=paths"])):
         out = subprocess.run(["flock", HEAVY_LOCK, KGWALK, "eval", "metaqa", *where, *rerank, "--split", "dev", "--hops", "1,2,3",
-                              "--limit", "1000", "--plain", "--json"], check=True, stdout=subprocess.PIPE, text=True).stdout
+                              "--limit", "1000", "--plain", "--json"], check=True, stdout=subprocess.PIPE, text=True, env=env).stdout
         scores[label] = json.loads(out)
     return scores
 
@@ -100,6 +101,7 @@ def main() -> None:
     p.add_argument("--warehouse", default="/tmp/kgwalk-bytes")
     p.add_argument("--rows", default=",".join(ROWS), help=f"of {', '.join(ROWS)}")
     p.add_argument("--quality", action="store_true", help="MetaQA dev retrieval per row (MetaQA only)")
+    p.add_argument("--baseline-src", type=Path, help="a checkout of the code the `before` row runs (required for it)")
     p.add_argument("--report", default="bytes_per_walk")
     args = p.parse_args()
     warehouse = Path(args.warehouse)
@@ -113,10 +115,13 @@ def main() -> None:
             subprocess.run([KGWALK, "synth", "--edges", edges, "--out", kg_file], check=True)
     results = {}
     for row in args.rows.split(","):
-        times = build(kg_file, warehouse, row, ROWS[row])
+        if row == "before" and not args.baseline_src:
+            p.error("the `before` row runs the code of --baseline-src")
+        env = source_env(args.baseline_src) if row == "before" else None
+        times = build(kg_file, warehouse, row, ROWS[row], env)
         results[row] = {"times": times, "parts": folder_parts(warehouse / row)}
         if args.quality:
-            results[row]["quality"] = quality(warehouse, row, ROWS[row])
+            results[row]["quality"] = quality(warehouse, row, ROWS[row], env)
         (warehouse / "results.json").write_text(json.dumps(results, indent=1))
     rows = list(results)
     walks = {r: results[r]["times"]["walks_count"] for r in rows}
@@ -141,8 +146,10 @@ def main() -> None:
                     s = results[r]["quality"][label][i]
                     cells.append(f"{100 * s['extractive_hits1']:.1f} / {s['context_recall']:.3f} / {s['latency_ms']['retrieval']['p50']:.1f}")
                 body.append(f"| {label} | {hops} | " + " | ".join(cells) + " |")
+    baseline = subprocess.run(["git", "-C", str(args.baseline_src), "rev-parse", "--short", "HEAD"], check=True, stdout=subprocess.PIPE,
+                              text=True).stdout.strip() if args.baseline_src else ""
     facts = [f"- measured {time.strftime('%Y-%m-%d')}; KG {args.kg} ({int(walks[rows[0]]):,} walks); rows: "
-             + "; ".join(f"{r}: {' '.join(ROWS[r]) or 'the defaults'}" for r in rows),
+             + "; ".join(f"{r}: {'commit ' + baseline + ' at its defaults' if r == 'before' else ' '.join(ROWS[r]) or 'the defaults'}" for r in rows),
              "- bytes: allocated blocks of every file of the KG's tables and of the live index generation"]
     save_report(args.report, f"Bytes per walk and build time by how vectors are kept ({args.kg})", facts, body)
 
