@@ -74,8 +74,8 @@ def build(kg_file: str, warehouse: Path, name: str, settings: list[str], env: di
     shutil.rmtree(warehouse / name, ignore_errors=True)
     sets = [a for s in settings for a in ("--set", s)]
     out = subprocess.run(["flock", HEAVY_LOCK, KGWALK, "build", "--kg", kg_file, "--name", name, "--warehouse", str(warehouse), *sets],
-                         check=True, stdout=subprocess.PIPE, text=True, env=env).stdout
-    line = next(x for x in out.splitlines() if x.startswith("[kgwalk] build:"))
+                         check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env).stderr
+    line = next(x for x in re.split(r"[\r\n]", out) if x.startswith("[kgwalk] build:"))  # kgwalk's lines go to stderr
     times = {k: float(v) for k, v in re.findall(r"(\w+) ([\d.]+) s", line.split(" in ", 1)[1])}
     times["build"] = float(re.search(r" in ([\d.]+) s", line).group(1))
     times["walks_count"] = float(re.search(r"build: ([\d,]+) walks", line).group(1).replace(",", ""))
