@@ -61,7 +61,7 @@ def folder_parts(kg: Path) -> dict[str, int]:
     parts: dict[str, int] = {}
     for table in sorted(p for p in kg.iterdir() if p.is_dir() and p.name != "qdrant"):
         parts[f"table {table.name}"] = sum(allocated(f) for f in table.rglob("*") if f.is_file())
-    generation = (kg / "qdrant" / "CURRENT").read_text().strip()
+    generation = json.loads((kg / "qdrant" / "CURRENT").read_text())["generation"]
     for f in (kg / "qdrant" / generation).rglob("*"):
         if f.is_file():
             name = next(label for label, pattern in INDEX_PARTS if re.search(pattern, str(f.relative_to(kg / "qdrant"))))
@@ -93,7 +93,7 @@ def quality(warehouse: Path, name: str, settings: list[str], env: dict[str, str]
     subprocess.run([KGWALK, "fit-paths", *where, *[a for h in (1, 2, 3) for a in ("--questions", str(question_file(DATA, h, "dev")))]],
                    check=True, stdout=subprocess.DEVNULL, env=env)
     scores = {}
-    for label, rerank in (("zero-shot", []), ("prior", ["--set", "query.rerank=paths"])):
+    for label, rerank in (("zero-shot", ["--set", "query.rerank=synthetic"]), ("prior", ["--set", "query.rerank=paths"])):  # auto: the fitted prior, once there is one
         out = subprocess.run(["flock", HEAVY_LOCK, KGWALK, "eval", "metaqa", *where, *rerank, "--data", str(DATA), "--split", "dev", "--hops", "1,2,3",
                               "--limit", "1000", "--plain", "--json"], check=True, stdout=subprocess.PIPE, text=True, env=env).stdout
         scores[label] = json.loads(out)
