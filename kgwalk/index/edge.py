@@ -361,9 +361,17 @@ class EdgeStore:
             if found is None:
                 raise KgwalkError(f"the index generation {self._carried_from} lacks the root map of {collection}: run `kgwalk index`")
             current = found
-        for removed, added, roots in self._root_changes.pop(collection, []):
-            current = current.updated(removed, added, roots)
-        return current
+        changes = self._root_changes.pop(collection, [])
+        if not changes:
+            return current
+        # one update from every write's last word on each id: one update per write batch sorted the whole map each time
+        ids = np.concatenate([part for removed, added, _ in changes for part in (removed, added)])
+        roots = np.concatenate([part for removed, _, added_roots in changes for part in (np.full(len(removed), NO_ROOT), added_roots)])
+        deleted = np.concatenate([part for removed, added, _ in changes for part in (np.ones(len(removed), bool), np.zeros(len(added), bool))])
+        _, last = np.unique(ids[::-1], return_index=True)
+        final = len(ids) - 1 - last
+        ids, roots, deleted = ids[final], roots[final], deleted[final]
+        return current.updated(ids[deleted], ids[~deleted], roots[~deleted])
 
     def count(self, collection: str) -> int:
         return self._collection(collection).count()
