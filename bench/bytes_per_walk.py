@@ -59,7 +59,7 @@ def allocated(path: Path) -> int:
 def folder_parts(kg: Path) -> dict[str, int]:
     """Bytes on disk per table, and per kind of index file."""
     parts: dict[str, int] = {}
-    for table in sorted(p for p in kg.iterdir() if p.is_dir() and p.name != "qdrant"):
+    for table in sorted(p for p in kg.iterdir() if p.is_dir() and p.name not in ("qdrant", "path_prior")):  # a prior is fitted after the build
         parts[f"table {table.name}"] = sum(allocated(f) for f in table.rglob("*") if f.is_file())
     generation = json.loads((kg / "qdrant" / "CURRENT").read_text())["generation"]
     for f in (kg / "qdrant" / generation).rglob("*"):
