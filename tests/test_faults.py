@@ -34,7 +34,7 @@ def flaky(store: ServerStore, method: str, failures: int) -> list[int]:
 
 def test_transient_store_errors_are_retried_and_the_index_is_whole(tmp_path):
     cfg = config(tmp_path / "wh", TINY_KG, ["index.backend=server", f"index.url={tmp_path / 'qdrant'}", "index.retry_backoff_s=0.01"])
-    reference = config(tmp_path / "ref", TINY_KG)
+    reference = config(tmp_path / "ref", TINY_KG, ["index.vector_datatype=float16"])  # the edge engine, with the server's walk vectors
     build_in_process(reference)
     build_in_process(cfg)  # builds the index with the server backend (qdrant-client local mode)
     import kgwalk.index.build as build
