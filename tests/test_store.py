@@ -121,7 +121,7 @@ def test_layered_walks_read_like_one_collection_through_refreshes_and_compaction
         store.finish("walks")
         store.commit()
     bases = [edge.layouts()["walks"].base]
-    for generation in range(1, 9):
+    for _ in range(1, 9):
         pool = np.array(sorted(live | set(ids.tolist())), np.int64)
         upserts = rng.choice(pool, 25, replace=False)  # replaced, re-added after a delete, or new
         deletes = rng.choice(pool, 12, replace=False)  # present or already gone
