@@ -345,22 +345,19 @@ class EdgeStore:
     def _root_map(self, collection: str) -> RootMap:
         """The RootMap of a graphless collection in the generation this store reads (mapped once)."""
         if collection not in self._root_maps:
-            found = RootMap.load(self.folder, self._gen(), collection)
-            if found is None:
-                raise KgwalkError(f"the index generation {self._gen()} lacks the root map of {collection}: run `kgwalk index`")
-            self._root_maps[collection] = found
+            self._root_maps[collection] = self._saved_root_map(self._gen(), collection)
         return self._root_maps[collection]
+
+    def _saved_root_map(self, generation: str, collection: str) -> RootMap:
+        found = RootMap.load(self.folder, generation, collection)
+        if found is None:
+            raise KgwalkError(f"the index generation {generation} lacks the root map of {collection}: run `kgwalk index`")
+        return found
 
     def _updated_root_map(self, collection: str) -> RootMap:
         """What a writer's commit keeps: the map it started from (empty for a collection it
         created; else the live generation's) with its deletions and upserts, in their order."""
-        if collection in self._created or self._carried_from is None:
-            current = empty_root_map()
-        else:
-            found = RootMap.load(self.folder, self._carried_from, collection)
-            if found is None:
-                raise KgwalkError(f"the index generation {self._carried_from} lacks the root map of {collection}: run `kgwalk index`")
-            current = found
+        current = empty_root_map() if collection in self._created or self._carried_from is None else self._saved_root_map(self._carried_from, collection)
         changes = self._root_changes.pop(collection, [])
         if not changes:
             return current
