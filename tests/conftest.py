@@ -1,4 +1,5 @@
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,20 @@ def labelled_walks(triples: list[tuple[str, str, str]], spec: WalkSpec, **engine
     t = tables_from(triples)
     graph = Graph.from_arrow(t.edges, t.entities, t.relations, spec.direction)
     return LabelLookup(t.entities, t.relations).attach(all_walks(graph, spec, **engine_args)).to_pylist()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def module_scratch_removed(request, tmp_path_factory):
+    """Removes the folders a test module's fixtures made (its warehouses) once the module is done, unless one of its
+    tests failed. With `tmp_path_retention_policy = "failed"` a passing test's own folder goes at its teardown; without
+    this, ~40 module-scoped warehouses of ~250 MB each would wait for the session's end, and a CI disk would fill."""
+    base = tmp_path_factory.getbasetemp()
+    before = set(base.iterdir())
+    failed = request.session.testsfailed
+    yield
+    if request.session.testsfailed == failed:
+        for made in set(base.iterdir()) - before:
+            shutil.rmtree(made, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -115,18 +115,24 @@ class ChatServer:
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
                 try:
                     time.sleep(delay)
-                    if status is not None:
-                        return self._send(status, {"error": "no"})
-                    flaky = sum(map(ord, user)) % 4
-                    if attempt == 1 and flaky == 0:
-                        return self._send(429, {"error": "slow down"}, {"Retry-After": "0"})
-                    if attempt == 1 and flaky == 1:
-                        return self._send(503, {"error": "busy"})
-                    content = "" if empty_for in user else f'Sure! Here is the sentence:\n"{ChatServer.sentence(user)}" Hope it helps.'
-                    self._send(200, {"choices": [{"message": {"role": "assistant", "content": content}}]})
+                    reply = self._reply(user, attempt)
                 finally:
+                    # Counted out before the reply is written: once written, the client may send its next request
+                    # before this thread would get to the decrement, and that request would count as a 4th.
                     with server.lock:
                         server.in_flight -= 1
+                self._send(*reply)
+
+            def _reply(self, user: str, attempt: int) -> tuple[int, dict, dict | None]:
+                if status is not None:
+                    return status, {"error": "no"}, None
+                flaky = sum(map(ord, user)) % 4
+                if attempt == 1 and flaky == 0:
+                    return 429, {"error": "slow down"}, {"Retry-After": "0"}
+                if attempt == 1 and flaky == 1:
+                    return 503, {"error": "busy"}, None
+                content = "" if empty_for in user else f'Sure! Here is the sentence:\n"{ChatServer.sentence(user)}" Hope it helps.'
+                return 200, {"choices": [{"message": {"role": "assistant", "content": content}}]}, None
 
             def _send(self, code: int, payload: dict, headers: dict | None = None) -> None:
                 data = json.dumps(payload).encode()
