@@ -253,8 +253,13 @@ class IndexConf:
     upsert_batch: int = setting(2048, "Points written per request.")
     vector_datatype: VectorDatatype = setting("auto", "How walk vectors are stored. auto: turbo8 with the edge backend, float16 with a "
                                                       "server | float32 | float16: half float32's bytes | turbo8, turbo4 (edge only): "
-                                                      "Qdrant's TurboQuant codes, a quarter and an eighth of float32's; node vectors "
-                                                      "stay exact, made from the unrounded walk vectors (bench/results/bytes_per_walk.md).")
+                                                      "Qdrant's TurboQuant codes, a quarter and an eighth of float32's. Node vectors are "
+                                                      "stored the same way, made from the unrounded walk vectors "
+                                                      "(bench/results/bytes_per_walk.md).")
+    node_sums_min_walks: Count = setting(
+        32, "edge: a root with at least this many walks keeps its node vector's exact sum beside the index (2 KB at 256 "
+            "dimensions), so a refresh adds and takes away its changed walks; a root with fewer has its walks summed again. "
+            "At 32, 6% of the 1M-edge KG's roots keep one (bench/results/bytes_per_walk_synth1m.md).")
     compact_ratio: float = setting(0.2, "edge: a refresh merges the walks' delta into a new base once delta and masked points pass "
                                         "this fraction of the base (one copy of the base, amortised over refreshes).")
     max_retries: int = setting(5, "server: retries of a failed request (connection errors, 429, 5xx), then a one-line failure.")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from contextlib import closing
 from dataclasses import replace
 from pathlib import Path
 
@@ -70,6 +71,7 @@ def random_spec(rng: np.random.Generator) -> list[str]:
         f"walks.random.length={choice([2, 3])}",
         f"embed.store_vectors={choice(['always', 'never'])}",  # vectors read back from the table, or the texts embedded again
         f"index.vector_datatype={choice(['float16', 'turbo8', 'turbo4'])}",  # exact, or codes only Qdrant decodes
+        f"index.node_sums_min_walks={choice([1, 4, 32])}",  # every root's sum kept, some roots', or almost none
     ]
 
 
@@ -131,6 +133,37 @@ def test_property_refresh_equals_full_build(tmp_path, seed):
     assert embedder_output_matches(refreshed)
     rejected = read_table(refreshed.table("rejected")).to_pylist()
     assert {r["reason"] for r in rejected} == {"remove: no such edge"} and len(rejected) == rounds * 2
+
+
+def test_only_roots_with_many_walks_keep_their_node_sums(tmp_path):
+    """index.node_sums_min_walks: a build keeps the exact sums of roots with at least that many walks (2 KB each at
+    256 dimensions); a refresh resums the others from all their walks, and drops the sum of a root that falls below."""
+    from kgwalk.index.edge import EdgeStore
+    from kgwalk.index.store import collection_names
+
+    rng = np.random.default_rng(11)
+    triples = random_kg(rng, entities=60, edges=150)
+    cfg = config(tmp_path / "wh", write_pipe(tmp_path / "kg.txt", triples), ["index.node_sums_min_walks=50"])
+    build_in_process(cfg)
+
+    def kept() -> tuple[dict[int, int], dict[int, int]]:
+        roots, counts = np.unique(read_table(cfg.table("walks"), ["root"]).column("root").to_numpy(), return_counts=True)
+        with closing(EdgeStore(cfg.root / "qdrant")) as store:
+            _, walks = store.read_sums(collection_names(cfg)[0], roots)
+        return dict(zip(roots.tolist(), counts.tolist())), dict(zip(roots.tolist(), walks.tolist()))
+
+    counts, sums_walks = kept()
+    assert {r for r, n in sums_walks.items() if n} == {r for r, n in counts.items() if n >= 50}
+    assert 0 < sum(n >= 50 for n in counts.values()) < len(counts)  # both kinds of root
+    assert all(sums_walks[r] == counts[r] for r in counts if sums_walks[r])
+    ops, triples = random_changes(rng, triples)
+    run_refresh(cfg, str(write_pipe(tmp_path / "changes.txt", ops)))
+    counts, sums_walks = kept()
+    assert {r for r, n in sums_walks.items() if n} == {r for r, n in counts.items() if n >= 50}
+    assert all(sums_walks[r] == counts[r] for r in counts if sums_walks[r])
+    expected = config(tmp_path / "full", write_pipe(tmp_path / "new.txt", triples), ["index.node_sums_min_walks=50"])
+    build_in_process(expected)
+    assert corpus(cfg) == corpus(expected)
 
 
 @pytest.fixture(scope="module")

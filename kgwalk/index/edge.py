@@ -190,9 +190,8 @@ class EdgeStore:
     def create(self, collection: str, dim: int, graph: bool, hnsw_m: int) -> None:
         self._require_writing()
         self._close(collection)
-        datatype = "float32" if graph else self.vector_datatype  # see kgwalk.index.store: nodes stay exact
-        shard = create_shard(self.folder / self._gen() / collection, dim, "graph" if graph else "base", hnsw_m, datatype)
-        self.layouts()[collection] = Layout(dim, graph, f"{self._gen()}/{collection}", 0, datatype=datatype, root_map=not graph)
+        shard = create_shard(self.folder / self._gen() / collection, dim, "graph" if graph else "base", hnsw_m, self.vector_datatype)
+        self.layouts()[collection] = Layout(dim, graph, f"{self._gen()}/{collection}", 0, datatype=self.vector_datatype, root_map=not graph)
         self._created.add(collection)
         self._sums.forget(collection)
         self._open[collection] = LayeredCollection.plain(shard)

@@ -13,8 +13,8 @@ renormalize them. A float16 collection keeps exactly the vectors `stored` return
 rounded to float16), so node sums built from `stored` vectors match what a refresh reads back; a
 TurboQuant collection's codes are decoded by Qdrant alone, so its node sums are built from the
 unrounded vectors and a refresh takes away the same, from where the build took them. Node
-collections (one point per entity, a few percent of the bytes) stay float32: node vectors stay
-exact unit vectors.
+collections take the same datatype: node vectors are computed from the exact sums (never read
+back to be summed), and float32 nodes were 69 B of the 1M-edge KG's 559 B a walk.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ class ServerStore:
         else:
             self.client = QdrantClient(path=location)
         self.location, self.max_retries, self.retry_backoff_s = location, max_retries, retry_backoff_s
-        self.vector_datatype = vector_datatype  # of walk collections this store creates
+        self.vector_datatype = vector_datatype  # of the collections this store creates
         self._datatypes: dict[str, str] = {}
         self._dims: dict[str, int] = {}  # per physical collection: a new one after each rebuild
         self._aliases: dict[str, str] | None = None  # alias: physical collection, as a reader last read them
@@ -109,7 +109,7 @@ class ServerStore:
         self._call(f"creating {physical}", lambda: self.client.create_collection(
             physical,
             vectors_config=models.VectorParams(size=dim, distance=models.Distance.DOT, datatype=models.Datatype.FLOAT16)
-            if self.vector_datatype == "float16" and not graph else models.VectorParams(size=dim, distance=models.Distance.COSINE),
+            if self.vector_datatype == "float16" else models.VectorParams(size=dim, distance=models.Distance.COSINE),
             hnsw_config=models.HnswConfigDiff(m=hnsw_m if graph else 0),
         ))
         if not graph:
@@ -117,7 +117,7 @@ class ServerStore:
                 warnings.simplefilter("ignore", UserWarning)
                 self._call(f"indexing {physical}", lambda: self.client.create_payload_index(physical, ROOT_FIELD, models.PayloadSchemaType.INTEGER))
         self._building[collection] = physical
-        self._datatypes[collection] = "float16" if self.vector_datatype == "float16" and not graph else "float32"
+        self._datatypes[collection] = self.vector_datatype
 
     def _drop_unfinished(self, collection: str) -> None:
         """Physical collections of an earlier build of `collection` that never went live (it

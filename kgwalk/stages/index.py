@@ -5,9 +5,9 @@ Refresh: upsert the walk points of walks with a new text (a new walk, or a new t
 vector from `vectors`, or embedded here: kgwalk.index.walk_vectors), delete walks that are gone; a new count or label leaves a walk point as
 it is (it carries its vector and root alone). Node points: recompute the node vector of every
 root whose walk set or walk vectors changed, with the same fixed-point sums a full build uses,
-so bit-identical: the edge backend keeps those sums, so only the changed walks' vectors are
-added and subtracted; otherwise from all the root's walks. Update relabelled nodes, delete
-nodes that have no walks any more.
+so bit-identical: the edge backend keeps the sums of roots with many walks
+(index.node_sums_min_walks), so only their changed walks' vectors are added and subtracted; any
+other root's from all its walks. Update relabelled nodes, delete nodes that have no walks any more.
 
 The edge backend writes a copy of the live generation and switches to it at once; the server
 backend writes in place in an order that never shows a walk without its node: nodes first,
@@ -128,20 +128,24 @@ def _apply(cfg: Config, store: VectorStore, done: dict[str, Any], now: dict[str,
     nodes_c, walks_c = collection_names(cfg)
     store.begin(copy=True, originals=lambda ids: vectors_at(cfg, ids, done["texts"]))  # the live index's walks had texts of done["texts"]
     fresh_vectors = store.stored(walks_c, texts_vectors(cfg, fresh, done["vectors"]))  # as a build rounds them
-    if isinstance(store, KeepsNodeSums) and store.has_sums(nodes_c):  # the store's node sums, updated by the walks that changed
-        old_sums, old_walks_per_root = store.read_sums(nodes_c, node_roots)
-        sums = NodeSums(node_roots, old_sums.shape[1])
-        sums.sums, sums.walks = old_sums, old_walks_per_root
-        sums.add(fresh_roots, fresh_vectors)
-        sums.add(np.concatenate([gone_roots, fresh_roots[replaced]]),
-                 _summed_vectors(cfg, store, walks_c, np.concatenate([gone, fresh_ids[replaced]]), done["texts"]), sign=-1)
-    else:  # a node's sum from all its root's walks: the fresh ones' vectors from the table, the rest's from the index
-        node_rows = np.flatnonzero(isin(walks.column("root"), node_roots))
-        kept = node_rows[~isin(pa.array(ids[node_rows]), fresh_ids)]
-        kept_vectors = _summed_vectors(cfg, store, walks_c, ids[kept], done["texts"])
-        sums = NodeSums(node_roots, max(fresh_vectors.shape[1], kept_vectors.shape[1], 1))
-        sums.add(fresh_roots, fresh_vectors)
-        sums.add(roots[kept], kept_vectors)
+    # A root whose exact sum the store keeps (one with many walks) is updated by the walks that changed; any other
+    # root's sum is made again from all its walks: the fresh ones' vectors from above, the rest's as the build took them.
+    kept_sums, kept_walks = np.zeros((len(node_roots), 0), np.int64), np.zeros(len(node_roots), np.int64)
+    if isinstance(store, KeepsNodeSums) and store.has_sums(nodes_c):
+        kept_sums, kept_walks = store.read_sums(nodes_c, node_roots)
+    leaving, leaving_roots = np.concatenate([gone, fresh_ids[replaced]]), np.concatenate([gone_roots, fresh_roots[replaced]])
+    summed = isin(leaving_roots, node_roots[kept_walks > 0])
+    leaving, leaving_roots = leaving[summed], leaving_roots[summed]
+    resummed = np.flatnonzero(isin(walks.column("root"), node_roots[kept_walks == 0]))
+    resummed = resummed[~isin(ids[resummed], fresh_ids)]
+    leaving_vectors = _summed_vectors(cfg, store, walks_c, leaving, done["texts"])
+    resummed_vectors = _summed_vectors(cfg, store, walks_c, ids[resummed], done["texts"])
+    sums = NodeSums(node_roots, max(kept_sums.shape[1], fresh_vectors.shape[1], resummed_vectors.shape[1], 1))
+    if kept_sums.shape[1]:
+        sums.sums, sums.walks = kept_sums, kept_walks
+    sums.add(fresh_roots, fresh_vectors)
+    sums.add(leaving_roots, leaving_vectors, sign=-1)
+    sums.add(roots[resummed], resummed_vectors)
     if (sums.walks < 0).any():
         raise KgwalkError("the index's node sums disagree with its walks (was it written by another tool?): run `kgwalk index`")
     with_walks = np.flatnonzero(sums.walks > 0)
@@ -152,8 +156,8 @@ def _apply(cfg: Config, store: VectorStore, done: dict[str, Any], now: dict[str,
     for start in range(0, len(with_walks), step):
         part = with_walks[start : start + step]
         store.upsert(nodes_c, node_roots[part], sums.node_vectors(part), node_payloads(node_roots[part], labels, sums.walks[part]))
-    if isinstance(store, KeepsNodeSums):
-        store.write_sums(nodes_c, node_roots, sums.sums, sums.walks)
+    if isinstance(store, KeepsNodeSums):  # walks 0: no sum kept (a root with fewer walks, or none)
+        store.write_sums(nodes_c, node_roots, sums.sums, np.where(sums.walks >= cfg.index.node_sums_min_walks, sums.walks, 0))
     for start in range(0, len(fresh_ids), step):
         end = start + step
         store.upsert(walks_c, fresh_ids[start:end], fresh_vectors[start:end], walk_payloads(fresh_roots[start:end]))
