@@ -53,11 +53,12 @@ def kgwalk_commit() -> str:
     return git_head(Path(package.__file__).parent)
 
 
-def eval_under_lock(args: list[str], settings: list[str]) -> list[dict]:
-    """One `kgwalk eval ... --plain --json` run's rows, by this interpreter's kgwalk, under the heavy-work lock."""
+def eval_under_lock(args: list[str], settings: list[str], source: Path | None = None) -> list[dict]:
+    """One `kgwalk eval ... --plain --json` run's rows, under the heavy-work lock, by this interpreter's kgwalk or that of
+    checkout `source` (run from there: `-m` puts the working folder first on the path)."""
     extra = [a for kv in settings for a in ("--set", kv)]
     out = subprocess.run(["flock", HEAVY_LOCK, sys.executable, "-m", "kgwalk.cli", "eval", *args, *extra, "--plain", "--json"],
-                         check=True, stdout=subprocess.PIPE, text=True, cwd=REPO).stdout
+                         check=True, stdout=subprocess.PIPE, text=True, cwd=source or REPO, env=source_env(source) if source else None).stdout
     return json.loads(out)
 
 

@@ -89,7 +89,7 @@ def refresh_runs(args, cfg, kg: Path, overrides: list[str]) -> list[tuple[float,
     --compaction's run with compact_ratio 0 (it folds every delta into a new base)."""
     runs = [(float(f), cfg, "") for f in args.fractions.split(",") if f]
     if args.compaction:
-        compacting = load_config(None, [*overrides, "index.compact_ratio=0"], name="synth", warehouse=args.warehouse, **{"kg.path": str(kg)})
+        compacting = load_config(None, [*overrides, "index.compact_ratio=0"], name=args.name, warehouse=args.warehouse, **{"kg.path": str(kg)})
         runs.append((args.compaction, compacting, ", compacting"))
     return runs
 
@@ -100,6 +100,7 @@ def main() -> None:
     ap.add_argument("--fractions", default="0.0001,0.001,0.01")
     ap.add_argument("--model", default="static")
     ap.add_argument("--warehouse", default="/tmp/kgwalk-bench/refresh")
+    ap.add_argument("--name", default="synth", help="the KG's name in the warehouse (with --reuse: e.g. a bench/bytes_per_walk.py row)")
     ap.add_argument("--compaction", type=float, default=0.001, help="then one more refresh of this fraction that must compact the index (0: none)")
     ap.add_argument("--reuse", type=float, default=None, metavar="FULL_SECONDS",
                     help="refresh the warehouse as it is, taking this full-build time (measured earlier) as given")
@@ -113,7 +114,7 @@ def main() -> None:
     if not kg.exists():
         write_synth(str(kg), edges, 0)
     overrides = [f"embed.model={args.model}", "spark.master=local[2]", "ray.num_cpus=2"]
-    cfg = load_config(None, overrides, name="synth", warehouse=args.warehouse, **{"kg.path": str(kg)})
+    cfg = load_config(None, overrides, name=args.name, warehouse=args.warehouse, **{"kg.path": str(kg)})
     if args.reuse is not None:
         reused(args, cfg, kg, overrides)
         return
