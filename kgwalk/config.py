@@ -234,7 +234,8 @@ class EmbedConf:
     store_vectors: VectorStorage = setting("auto", "Keep walk vectors in the Delta `vectors` table. auto: a transformer's yes; a static or "
                                                    "hashing model's no: the index embeds the texts again where it needs vectors (a static "
                                                    "model embeds ~30,000 sentences/s), and the table's 1 KB a walk is saved "
-                                                   "(bench/results/bytes_per_walk.md) | always | never.")
+                                                   "(bench/results/bytes_per_walk.md); yes with index.backend=server, a cluster's build, "
+                                                   "whose Ray workers embed while the index stage runs in the driver alone | always | never.")
 
     def __post_init__(self) -> None:
         if self.model == "auto":  # resolved here, so that fingerprints, checks and caches see the model itself

@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pyarrow as pa
-from deltalake import CommitProperties, DeltaTable, write_deltalake
+from deltalake import CommitProperties, DeltaTable, WriterProperties, write_deltalake
 
 from kgwalk.errors import KgwalkError
 
@@ -121,6 +121,11 @@ def read_table(path: str | Path, columns: list[str] | None = None, what: str = "
     return scan(path, columns=columns, what=what).read_all()
 
 
+# zstd, not delta-rs' default snappy: template sentences repeat their relation phrases, and level 3 keeps the 1M-edge
+# KG's texts in 33 bytes a walk against 43, its walks in 18 against 21, for ~0.2 s more a million rows written.
+_WRITER_PROPERTIES = WriterProperties(compression="ZSTD", compression_level=3)
+
+
 def write_table(
     path: str | Path,
     data: pa.Table | pa.RecordBatchReader | Iterable[pa.RecordBatch],
@@ -139,7 +144,7 @@ def write_table(
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     write_deltalake(
         str(path), data, mode=mode, schema_mode="overwrite" if mode == "overwrite" else None,
-        commit_properties=_commit_properties(metadata),
+        commit_properties=_commit_properties(metadata), writer_properties=_WRITER_PROPERTIES,
     )
     return DeltaTable(str(path)).version()
 

@@ -51,7 +51,7 @@ def build_in_process(cfg: Config) -> None:
     walks_in_process(cfg)
     texts = verbalize_here(cfg, read_table(cfg.table("walks"), WALK_COLUMNS))
     stages.recorded(cfg, stages.TEXTS, lambda: write_table(cfg.table("texts"), (b for part in texts for b in part.to_batches()), schema=TEXTS_SCHEMA))
-    vectors = embed_here(cfg, read_table(cfg.table("texts"))) if stores_vectors(cfg.embed) else VECTORS_SCHEMA.empty_table()
+    vectors = embed_here(cfg, read_table(cfg.table("texts"))) if stores_vectors(cfg.embed, cfg.index.backend) else VECTORS_SCHEMA.empty_table()
     stages.recorded(cfg, stages.VECTORS, lambda: write_table(cfg.table("vectors"), vectors))
     stages.run_index(cfg)
 

@@ -297,6 +297,9 @@ def test_server_backend_refresh_equals_full_build(baseline, tmp_path):
     b = config(tmp_path / "b", root / "new.txt", server + [f"index.url={tmp_path / 'qb'}"])
     build_in_process(b)
     assert corpus(a) == corpus(b)
+    # embed.store_vectors=auto keeps even a hashing model's vectors for a server (a cluster's driver would embed alone)
+    walks = read_table(a.table("walks"), ["walk_id"]).column("walk_id").to_pylist()
+    assert set(walks) <= set(read_table(a.table("vectors"), ["walk_id"]).column("walk_id").to_pylist())
 
 
 def test_spark_walks_the_affected_roots_identically(baseline, tmp_path, spark):

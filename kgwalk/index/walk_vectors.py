@@ -29,7 +29,7 @@ TEXT_COLUMNS = ["walk_id", "text_id", "text"]
 def all_vectors(cfg: Config) -> Iterator[pa.RecordBatch | pa.Table]:
     """Every (walk_id, text_id, vector) row, batch by batch: the vectors table's, or each text
     embedded (a build's index stage)."""
-    if stores_vectors(cfg.embed):
+    if stores_vectors(cfg.embed, cfg.index.backend):
         yield from scan(cfg.table("vectors"), what="embed")
         return
     embedder = embedder_from_conf(cfg.embed)
@@ -56,7 +56,7 @@ def texts_vectors(cfg: Config, texts: pa.Table, since: int) -> np.ndarray:
     there; the whole table only for walks still missing)."""
     if not texts.num_rows:
         return np.zeros((0, 0), np.float32)
-    if not stores_vectors(cfg.embed):
+    if not stores_vectors(cfg.embed, cfg.index.backend):
         return _embedded(cfg, texts)
     return _table_vectors(cfg, texts.column("walk_id").to_numpy(), texts.column("text_id").to_numpy(), since)
 

@@ -43,7 +43,7 @@ def recorded_fingerprint(cfg: Config) -> str | None:
 def model_fingerprints(conf: EmbedConf) -> set[str]:
     """The fingerprints of vectors `conf.model` makes, at any embed.precision, stored or not: the
     precision only rounds a model's vectors (and a question is always embedded at full precision)."""
-    return {fingerprint(vector_settings(replace(conf, precision=p, store_vectors=s)))
+    return {fingerprint(vector_settings(replace(conf, precision=p, store_vectors=s), "edge"))  # explicit: the backend is not asked
             for p in get_args(EmbedPrecision) for s in ("always", "never")}
 
 

@@ -166,7 +166,7 @@ def _apply(cfg: Config, store: VectorStore, done: dict[str, Any], now: dict[str,
     store.delete(nodes_c, dead_roots)
     store.finish(walks_c)
     store.finish(nodes_c)
-    if not stores_vectors(cfg.embed):  # the vectors step left them to this one
+    if not stores_vectors(cfg.embed, cfg.index.backend):  # the vectors step left them to this one
         report.embedded = len(fresh_ids)
     report.points_upserted = len(fresh_ids)
     report.points_deleted = len(gone)

@@ -19,7 +19,7 @@ from kgwalk.storage import open_table, table_version, write_table
 def _build(step: Step) -> int:
     from kgwalk.embed.pipeline import VECTORS_SCHEMA, embed_texts
 
-    if not stores_vectors(step.cfg.embed):
+    if not stores_vectors(step.cfg.embed, step.cfg.index.backend):
         open_table(step.cfg.table("texts"), what="verbalize")  # its input must exist all the same
         write_table(step.cfg.table("vectors"), VECTORS_SCHEMA.empty_table())
         return 0
@@ -27,7 +27,7 @@ def _build(step: Step) -> int:
 
 
 def _describe(cfg: Config, vectors: int) -> str:
-    if not stores_vectors(cfg.embed):
+    if not stores_vectors(cfg.embed, cfg.index.backend):
         return f"vectors not stored ({cfg.embed.model}: the index embeds the texts; embed.store_vectors)"
     return f"{vectors:,} vectors ({cfg.embed.model})"
 
@@ -54,7 +54,7 @@ def _update(step: Step) -> None:
     cfg = step.cfg
     done = step.state["vectors"].reflects
     todo = new_text_pairs(cfg, done["texts"], step.shared)
-    if not stores_vectors(cfg.embed):  # the index embeds them
+    if not stores_vectors(cfg.embed, cfg.index.backend):  # the index embeds them
         todo = todo.slice(0, 0)
     vectors = embed_here(cfg, todo)
     crashpoint("vectors.embedded")
@@ -66,6 +66,6 @@ def _update(step: Step) -> None:
 
 VECTORS: Stage[int] = Stage(
     name="vectors", command="embed", help="Ray actor pool: sentence vectors -> Delta `vectors`",
-    inputs=("texts",), build=_build, update=_update, settings=lambda cfg: vector_settings(cfg.embed),
+    inputs=("texts",), build=_build, update=_update, settings=lambda cfg: vector_settings(cfg.embed, cfg.index.backend),
     describe=_describe,
 )
