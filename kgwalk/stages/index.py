@@ -20,7 +20,6 @@ from contextlib import closing
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 
 from kgwalk.config import Config
 from kgwalk.embed.settings import stores_vectors
