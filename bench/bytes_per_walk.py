@@ -6,8 +6,8 @@ each row, zero-shot and with the path prior.
     .venv/bin/python bench/bytes_per_walk.py --kg synth:1M --report bytes_per_walk_synth1m
 
 Each row is a fresh `kgwalk build` of the same KG in `--warehouse`, with the row's settings:
-- `before`: the code of `--baseline-src` (a checkout of the commit before issue 45's changes) at
-  its defaults: vectors kept in the `vectors` table, walk vectors float16 with a root payload;
+- `before`: the code of `--baseline-src` (a checkout of the commit before the change measured) at
+  its defaults;
 - `float16`: today's code with float16 walk vectors (no vectors table, roots in a root map);
 - `default`: today's defaults (walk vectors as TurboQuant 8-bit codes);
 - `turbo4`: today's defaults with 4-bit codes.

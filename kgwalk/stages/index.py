@@ -137,9 +137,9 @@ def _apply(cfg: Config, store: VectorStore, done: dict[str, Any], now: dict[str,
     leaving, leaving_roots = leaving[summed], leaving_roots[summed]
     resummed = np.flatnonzero(isin(walks.column("root"), node_roots[kept_walks == 0]))
     resummed = resummed[~isin(ids[resummed], fresh_ids)]
-    leaving_vectors = _summed_vectors(cfg, store, walks_c, leaving, done["texts"])
-    resummed_vectors = _summed_vectors(cfg, store, walks_c, ids[resummed], done["texts"])
-    sums = NodeSums(node_roots, max(kept_sums.shape[1], fresh_vectors.shape[1], resummed_vectors.shape[1], 1))
+    read = _summed_vectors(cfg, store, walks_c, np.concatenate([leaving, ids[resummed]]), done["texts"])  # one pass over the texts
+    leaving_vectors, resummed_vectors = read[: len(leaving)], read[len(leaving) :]
+    sums = NodeSums(node_roots, max(kept_sums.shape[1], fresh_vectors.shape[1], read.shape[1], 1))
     if kept_sums.shape[1]:
         sums.sums, sums.walks = kept_sums, kept_walks
     sums.add(fresh_roots, fresh_vectors)
