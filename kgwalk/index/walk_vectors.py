@@ -10,6 +10,7 @@ Every function returns rows of vectors aligned with the walks it was given."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -96,10 +97,14 @@ def matching_vectors(meta_ids: np.ndarray, meta_text_ids: np.ndarray, batch: pa.
 
 
 def _embedded(cfg: Config, texts: pa.Table) -> np.ndarray:
+    """A refresh's texts embedded on every core: nothing else runs meanwhile, the model's tokenizer and NumPy release
+    the GIL, and a sentence's vector does not depend on the block it is in."""
     embedder = embedder_from_conf(cfg.embed)
-    rows = block_rows(cfg.embed)
-    return np.concatenate([arrow_to_vectors(embed_batch(embedder, texts.slice(at, rows)).column("vector"))
-                           for at in range(0, texts.num_rows, rows)])
+    threads = os.cpu_count() or 1
+    rows = max(1, min(block_rows(cfg.embed), -(-texts.num_rows // threads)))
+    blocks = [texts.slice(at, rows) for at in range(0, texts.num_rows, rows)]
+    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="kgwalk-embed") as pool:
+        return np.concatenate([arrow_to_vectors(t.column("vector")) for t in pool.map(lambda block: embed_batch(embedder, block), blocks)])
 
 
 def _table_vectors(cfg: Config, ids: np.ndarray, text_ids: np.ndarray, since: int) -> np.ndarray:
