@@ -151,7 +151,8 @@ class KeepsNodeSums(Protocol):
         """(fixed-point sums, walk counts) of these roots; zeros for roots without walks."""
 
     def write_sums(self, collection: str, roots: np.ndarray, sums: np.ndarray, walks: np.ndarray) -> None:
-        """Keep these roots' node sums with the new version."""
+        """Keep these roots' node sums with the new version (a store may keep only those of roots with
+        many walks: `read_sums` then gives the others 0 walks, and a refresh sums their walks)."""
 
 
 def order_records(ids: np.ndarray, records: list[tuple[int, list[float], dict[str, Any]]]):

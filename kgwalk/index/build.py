@@ -139,8 +139,7 @@ def build_index(cfg: Config, reflects: dict[str, int], progress: bool = True) ->
             ids = sums.root_ids[rows]
             store.upsert(nodes_c, ids, sums.node_vectors(rows), node_payloads(ids, labels, sums.walks[rows]))
         if isinstance(store, KeepsNodeSums):
-            kept = has_walks[sums.walks[has_walks] >= cfg.index.node_sums_min_walks]
-            store.write_sums(nodes_c, sums.root_ids[kept], sums.sums[kept], sums.walks[kept])
+            store.write_sums(nodes_c, sums.root_ids[has_walks], sums.sums[has_walks], sums.walks[has_walks])
         store.finish(nodes_c)
         store.commit(reflects)
     entities = len(labels.entity_ids)

@@ -50,14 +50,14 @@ class EdgeStore:
     module's docstring). `compact_ratio`: a refresh merges a layered collection's delta into a
     new base once its delta and masked points pass this fraction of the base."""
 
-    def __init__(self, folder: str | Path, compact_ratio: float = 0.2, vector_datatype: str = "float32") -> None:
+    def __init__(self, folder: str | Path, compact_ratio: float = 0.2, vector_datatype: str = "float32", node_sums_min_walks: int = 1) -> None:
         import qdrant_edge  # noqa: F401 - fail here, not mid-build, if it is missing
 
         self.folder = Path(folder)
         self.compact_ratio = compact_ratio
         self.vector_datatype = vector_datatype  # of collections this store creates
         self._generations = Generations(self.folder)
-        self._sums = NodeSumFiles(self.folder, compact_ratio)
+        self._sums = NodeSumFiles(self.folder, compact_ratio, node_sums_min_walks)
         self._writer: ThreadPoolExecutor | None = None
         self._pending: Future[Any] | None = None  # the batch of points the writer thread is applying
         self._sealer: ThreadPoolExecutor | None = None

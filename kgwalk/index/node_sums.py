@@ -20,9 +20,10 @@ from kgwalk.index.generations import Layout, write_atomically
 class NodeSumFiles:
     """The node-sum files of a store folder, and the sums a writer set but has not committed."""
 
-    def __init__(self, folder: Path, compact_ratio: float) -> None:
+    def __init__(self, folder: Path, compact_ratio: float, min_walks: int = 1) -> None:
         self.folder = folder
         self.compact_ratio = compact_ratio
+        self.min_walks = min_walks  # index.node_sums_min_walks: a root with fewer walks keeps no sum
         self._written: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # collection: (roots, [walks, sums...]) written
 
     def _delta_path(self, generation: str, name: str) -> Path:
@@ -56,8 +57,10 @@ class NodeSumFiles:
         return values[:, 1:], values[:, 0]
 
     def write(self, name: str, roots: np.ndarray, sums: np.ndarray, walks: np.ndarray) -> None:
-        """Set these roots' sums (walks 0: the root has no node any more), kept at `commit`."""
-        rows = np.concatenate([np.asarray(walks, np.int64)[:, None], sums], axis=1)
+        """Set these roots' sums (walks 0: the root has no node any more), kept at `commit`; a root
+        with fewer than `min_walks` walks is written as one without a sum (a refresh sums its walks)."""
+        walks = np.asarray(walks, np.int64)
+        rows = np.concatenate([np.where(walks >= self.min_walks, walks, 0)[:, None], sums], axis=1)
         old_roots, old_rows = self._written.get(name, (np.zeros(0, np.int64), np.zeros((0, rows.shape[1]), np.int64)))
         roots, rows = np.concatenate([roots, old_roots]), np.concatenate([rows, old_rows])
         roots, first = np.unique(roots, return_index=True)  # the latest write of a root wins

@@ -155,8 +155,8 @@ def _apply(cfg: Config, store: VectorStore, done: dict[str, Any], now: dict[str,
     for start in range(0, len(with_walks), step):
         part = with_walks[start : start + step]
         store.upsert(nodes_c, node_roots[part], sums.node_vectors(part), node_payloads(node_roots[part], labels, sums.walks[part]))
-    if isinstance(store, KeepsNodeSums):  # walks 0: no sum kept (a root with fewer walks, or none)
-        store.write_sums(nodes_c, node_roots, sums.sums, np.where(sums.walks >= cfg.index.node_sums_min_walks, sums.walks, 0))
+    if isinstance(store, KeepsNodeSums):  # the store keeps those of roots with many walks
+        store.write_sums(nodes_c, node_roots, sums.sums, sums.walks)
     for start in range(0, len(fresh_ids), step):
         end = start + step
         store.upsert(walks_c, fresh_ids[start:end], fresh_vectors[start:end], walk_payloads(fresh_roots[start:end]))
