@@ -31,7 +31,11 @@ def _common(p: argparse.ArgumentParser) -> None:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kgwalk", description="Walk&Retrieve corpus builder")
     sub = parser.add_subparsers(dest="command", required=True)
-    stage_commands = [(sub.add_parser("build", help="all stages: " + ", ".join(s.command for s in STAGES)), True)]
+    b = sub.add_parser("build", help="all stages: " + ", ".join(s.command for s in STAGES))
+    b.add_argument("--rebuild", action="store_true",
+                   help="make every stage again; by default a stage an earlier run left up to date (same input and settings) is kept, "
+                        "so a build run again after a kill goes on where it stopped")
+    stage_commands = [(b, True)]
     stage_commands += [(sub.add_parser(s.command, help=s.help), s.reads_kg_file) for s in STAGES]
     for p, reads_kg_file in stage_commands:
         _common(p)
@@ -339,7 +343,7 @@ def _refresh(args: argparse.Namespace) -> int:
 
 
 def _build(args: argparse.Namespace) -> int:
-    Runner(config_from_args(args)).build()
+    Runner(config_from_args(args)).build(keep_done=not args.rebuild)
     return 0
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from kgwalk.config import Config
-from kgwalk.state import TableState, fingerprint, record, versions
+from kgwalk.state import TableState, fingerprint, read_state, record, versions
 from kgwalk.storage import commit_metadata, table_exists, table_version
 from kgwalk.stages.report import RefreshReport
 
@@ -89,6 +89,9 @@ class Stage(Generic[R]):
     # ends in one line and leaves nothing behind
     preflight: Callable[[Config], None] | None = None
     reads_kg_file: bool = False  # its command takes --kg and --format
+    # whether an earlier run left its table(s) complete for today's input and settings, so that a
+    # build run again after a kill keeps them; default: `up_to_date`'s rule for derived tables
+    kept: Callable[[Config], bool] | None = None
 
     @property
     def derived(self) -> bool:
@@ -96,6 +99,20 @@ class Stage(Generic[R]):
 
     def fingerprint(self, cfg: Config) -> str | None:
         return fingerprint(self.settings(cfg)) if self.settings else None
+
+    def up_to_date(self, cfg: Config) -> bool:
+        """Whether a build may keep this stage's table as an earlier run left it: its state row
+        reflects today's input versions and settings, and nothing wrote the table since. Only
+        stages with a settings fingerprint qualify (the index records none, so it is always
+        made again): without one, a build with other settings could not be told apart."""
+        if self.kept:
+            return self.kept(cfg)
+        if not self.settings:
+            return False
+        row = read_state(cfg).get(self.name)
+        if row is None or row.version != self.current_version(cfg):
+            return False
+        return row.reflects == {**versions(cfg, self.inputs), "settings": self.fingerprint(cfg)}
 
     def recorded_version(self, cfg: Config) -> int:
         return self.version(cfg) if self.version else versions(cfg, (self.name,))[self.name]

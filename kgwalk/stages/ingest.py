@@ -4,6 +4,7 @@ changed by a change set or a new snapshot (refresh's first step)."""
 from __future__ import annotations
 
 import hashlib
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,8 +13,8 @@ from kgwalk.errors import KgwalkError, QualityGateFailed
 from kgwalk.faults import crashpoint
 from kgwalk.log import log, timed
 from kgwalk.stages.base import Stage, Step
-from kgwalk.state import KG_TABLES, record, versions
-from kgwalk.storage import commit_metadata, read_table, table_version, write_table
+from kgwalk.state import KG_TABLES, fingerprint, read_state, record, versions
+from kgwalk.storage import commit_metadata, read_table, table_exists, table_version, write_table
 
 if TYPE_CHECKING:  # read lazily: `kgwalk query` builds the CLI from these declarations
     from kgwalk.kg.ingest import IngestResult
@@ -48,14 +49,41 @@ def _build(step: Step) -> IngestResult:
 
         check = lambda r: gate_ingest(cfg, r)  # noqa: E731
     result = ingest(check_kg_file(cfg), cfg.root, cfg.kg.format, cfg.ingest.max_label_length, check)
-    for table, version in versions(cfg, KG_TABLES).items():
-        record(cfg, table, version, {"source": str(cfg.kg.path)})
     if cfg.ingest.align:  # the review table; queries recompute the links from the tables they read
         from kgwalk.kg.align import write_alignment
 
         i = cfg.ingest
         timed("align", lambda: write_alignment(cfg.root, result.entities, result.edges, i.align_threshold, i.align_overrides), str)
+    reflects = _source(cfg)  # recorded last: a kill before leaves nothing a rerun could keep
+    for table, version in versions(cfg, KG_TABLES).items():
+        record(cfg, table, version, reflects)
     return result
+
+
+def _digest(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 24):
+            h.update(chunk)
+    return h.hexdigest()[:24]
+
+
+def _source(cfg: Config) -> dict[str, str]:
+    """What the KG tables of a build reflect: the file (its path and content) and the settings
+    that decide what ingest makes of it or refuses."""
+    overrides = cfg.ingest.align_overrides
+    settings = [cfg.kg.format, asdict(cfg.ingest), _digest(overrides) if cfg.ingest.align and overrides else None, asdict(cfg.quality)]
+    return {"source": str(cfg.kg.path), "digest": _digest(check_kg_file(cfg)), "settings": fingerprint(settings)}
+
+
+def _kept(cfg: Config) -> bool:
+    """The KG tables are as a build of this file with these settings left them (a refresh since
+    records its change instead, and a later write moves a table's version on)."""
+    state = read_state(cfg)
+    if any(t not in state or not table_exists(cfg.table(t)) or state[t].version != table_version(cfg.table(t)) for t in KG_TABLES):
+        return False
+    reflects = _source(cfg)
+    return all(state[t].reflects == reflects for t in KG_TABLES)
 
 
 def _change_id(path: str, snapshot: bool) -> str:
@@ -116,5 +144,5 @@ def _update(step: Step) -> None:
 INGEST: Stage[IngestResult] = Stage(
     name="kg", command="ingest", help="read a KG file into Delta tables (entities, relations, edges, rejected)",
     inputs=(), build=_build, describe=lambda cfg, r: r.summary(), update=_update,
-    preflight=_preflight, reads_kg_file=True,
+    preflight=_preflight, reads_kg_file=True, kept=_kept,
 )

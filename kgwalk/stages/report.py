@@ -13,6 +13,7 @@ class BuildReport:
     walks: int = 0
     nodes: int = 0
     index_bytes: int = 0
+    kept: list[str] = field(default_factory=list)  # stages an earlier run left up to date (Runner.build)
 
 
 @dataclass

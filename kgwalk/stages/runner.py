@@ -76,9 +76,11 @@ class Runner:
         with writer_lock(cfg, f"kgwalk {stage.command}"):
             return timed(stage.command, compute, lambda result: stage.describe(cfg, result))
 
-    def build(self) -> BuildReport:
+    def build(self, *, keep_done: bool = True) -> BuildReport:
         """Every stage in full, in order, under one writer lock (taken after the preflight checks,
-        so a wrong path leaves nothing behind).
+        so a wrong path leaves nothing behind). With `keep_done`, a stage whose table an earlier
+        run left up to date (`Stage.up_to_date`: the same input and settings) is kept, not made
+        again: a build killed in its last stage resumes there when run again.
 
         A build is not a refresh from empty: the full path walks every root as a Spark job and
         verbalizes and embeds on Ray, where an update works in this process on the difference
@@ -91,7 +93,11 @@ class Runner:
         with writer_lock(cfg, "kgwalk build"):
             for stage in self.stages:
                 start = time.perf_counter()
-                results[stage.name] = self._run(stage)
+                if keep_done and stage.up_to_date(cfg):
+                    log(f"{stage.command}: kept, as an earlier run left it (same input and settings; --rebuild makes it again)")
+                    report.kept.append(stage.command)
+                else:
+                    results[stage.name] = self._run(stage)
                 report.seconds[stage.command] = time.perf_counter() - start
         index = results[INDEX.name]
         report.walks, report.nodes = index.walks, index.nodes
@@ -101,6 +107,7 @@ class Runner:
             f"build: {report.walks:,} walks, {report.nodes:,} nodes in {total:.1f} s "
             + "(" + ", ".join(f"{k} {v:.1f} s" for k, v in report.seconds.items()) + ")"
             + (f"; index {report.index_bytes / 2**20:,.1f} MiB at {cfg.root / 'qdrant'}" if report.index_bytes else "")
+            + (f"; kept from an earlier run: {', '.join(report.kept)}" if report.kept else "")
         )
         return report
 
