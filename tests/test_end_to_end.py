@@ -54,6 +54,31 @@ def test_build_writes_every_table_and_both_collections(tiny_build):
             assert {meta.row_group(0).column(c).compression for c in range(meta.num_columns)} == {"ZSTD"}, (name, f)
 
 
+def test_a_build_run_again_keeps_the_stages_an_earlier_run_left_up_to_date(tiny_build, tmp_path):
+    """What makes a killed build resume where it stopped: a stage is kept when its table reflects
+    today's input and settings; a change of either makes it and what follows again."""
+    cfg, first = tiny_build
+    warehouse = tmp_path / "copy"
+    shutil.copytree(cfg.warehouse, warehouse)
+
+    def build(kg, *overrides):
+        again = load_config(None, ["ray.num_cpus=2", *overrides], name=cfg.name, warehouse=str(warehouse), **{"kg.path": str(kg)})
+        return again, run_build(again)
+
+    again, report = build(TINY_KG)
+    assert report.kept == ["ingest", "walks", "verbalize", "embed"]
+    assert versions(again, ("edges", "walks", "texts", "vectors")) == versions(cfg, ("edges", "walks", "texts", "vectors"))
+    assert (report.walks, report.nodes) == (first.walks, first.nodes)  # the index, always made again, from the kept tables
+
+    again, report = build(TINY_KG, "walks.depth=2")
+    assert report.kept == ["ingest"]
+    assert report.walks == read_table(again.table("walks")).num_rows < first.walks
+
+    changed = tmp_path / "kg.txt"
+    changed.write_text(TINY_KG.read_text() + "Some Film|directed_by|Someone New\n")  # a new edge: the KG tables reflect another file
+    assert build(changed, "walks.depth=2")[1].kept == []
+
+
 def test_node_vector_is_the_normalized_mean_of_its_walk_vectors(tiny_build):
     import numpy as np
 

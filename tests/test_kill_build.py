@@ -1,6 +1,6 @@
 """`kgwalk build` killed with SIGKILL at random moments (inside Spark, inside Ray, between a
 Delta commit and the index upsert: wherever the clock lands), then run again: the rerun
-completes, and walks, texts, vectors and every index point equal an uninterrupted build's.
+completes (keeping the stages the killed build finished), and walks, texts, vectors and every index point equal an uninterrupted build's.
 
 Each kill costs about two builds (a minute here), so this is in `make test-slow`: 35 kills by
 default, KGWALK_KILLS=N to change. `make test` kills refresh at its 15 named crash points
@@ -10,6 +10,7 @@ default, KGWALK_KILLS=N to change. `make test` kills refresh at its 15 named cra
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -57,9 +58,11 @@ def killed_and_rerun(tmp_path: Path, count: int, seed: int) -> None:
     finished(build_cli(reference))
     seconds = time.perf_counter() - start
     expected = corpus(config(reference))
-    warehouse = tmp_path / "killed"
     rng = np.random.default_rng(seed)
     for i in range(count):
+        # a fresh warehouse each time: a rerun keeps the stages the killed build finished, so a
+        # second kill in the same one would only ever land in the index stage
+        warehouse = tmp_path / f"killed-{i}"
         proc = build_cli(warehouse)
         moment = float(rng.uniform(0.05, 1.0)) * seconds
         time.sleep(moment)
@@ -67,6 +70,7 @@ def killed_and_rerun(tmp_path: Path, count: int, seed: int) -> None:
         kill_tree(proc)
         finished(build_cli(warehouse))
         assert corpus(config(warehouse)) == expected, f"kill {i} at {moment:.1f} s of {seconds:.1f} s (still running: {died})"
+        shutil.rmtree(warehouse)
 
 
 @pytest.mark.slow
