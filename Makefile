@@ -72,9 +72,10 @@ test-slow: $(STAMP)
 test-llm: $(STAMP)
 	$(PY) -m pytest -m llm
 
-# Only the loopback-cluster test (standalone Spark + Ray cluster on 127.0.0.1); `make test` runs it too.
+# Only the loopback-cluster test (standalone Spark + Ray cluster on 127.0.0.1); `make test` runs it too
+# (its 100K-edge build is in `make test-slow`).
 test-cluster: $(STAMP)
-	$(PY) -m pytest -m cluster
+	$(PY) -m pytest -m 'cluster and not slow'
 
 clean:
 	rm -rf warehouse spark-warehouse

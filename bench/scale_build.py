@@ -122,6 +122,15 @@ def folder_bytes(path: Path) -> int:
     return sum(f.stat().st_blocks * 512 for f in path.rglob("*") if f.is_file())
 
 
+def measured(kg: Path, stages: dict[str, float], walks: int) -> dict:
+    """The build in bench/scale_estimate.py's --measured format: stage seconds and bytes per part
+    (each table, and the live index generation)."""
+    parts = {f"table {t.name}": folder_bytes(t) for t in sorted(kg.iterdir()) if t.is_dir() and t.name not in ("qdrant", "_logs", "_quality")}
+    generation = json.loads((kg / "qdrant" / "CURRENT").read_text())["generation"]
+    parts["index"] = folder_bytes(kg / "qdrant" / generation)
+    return {"times": {**stages, "walks_count": walks}, "parts": parts}
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--edges", default="10M")
@@ -129,44 +138,51 @@ def main() -> None:
     p.add_argument("--kill-in", help="the stage whose start line starts the kill's clock (its name in the build's lines)")
     p.add_argument("--kill-after", type=float, default=300.0, help="seconds into --kill-in's stage to kill the build")
     p.add_argument("--report", default="scale_build")
+    p.add_argument("--report-only", action="store_true", help="write the report of the tries an earlier run left in the warehouse")
     p.add_argument("--set", dest="overrides", action="append", default=[])
     args = p.parse_args()
     wh: Path = args.warehouse
-    wh.mkdir(parents=True, exist_ok=True)
-    kg_file = wh / f"synth-{args.edges}.parquet"
-    if not kg_file.exists():
-        t = time.perf_counter()
-        subprocess.run([KGWALK, "synth", "--edges", args.edges, "--out", str(kg_file)], check=True)
-        print(f"synth: {time.perf_counter() - t:.0f} s", flush=True)
     name = "synth"
-    shutil.rmtree(wh / name, ignore_errors=True)
-    cmd = [KGWALK, "build", "--kg", str(kg_file), "--name", name, "--warehouse", str(wh),
-           *[a for s in args.overrides for a in ("--set", s)]]
-    tries = [run_build(cmd, wh / "build-1.log", wh, args.kill_in, args.kill_after)]
-    if tries[0]["killed_at"] is not None:
-        tries.append(run_build(cmd, wh / "build-2.log", wh, None, 0))
-    (wh / "scale-results.json").write_text(json.dumps({"edges": args.edges, "tries": tries}))
+    if not args.report_only:
+        wh.mkdir(parents=True, exist_ok=True)
+        kg_file = wh / f"synth-{args.edges}.parquet"
+        if not kg_file.exists():
+            t = time.perf_counter()
+            subprocess.run([KGWALK, "synth", "--edges", args.edges, "--out", str(kg_file)], check=True)
+            print(f"synth: {time.perf_counter() - t:.0f} s", flush=True)
+        shutil.rmtree(wh / name, ignore_errors=True)
+        cmd = [KGWALK, "build", "--kg", str(kg_file), "--name", name, "--warehouse", str(wh),
+               *[a for s in args.overrides for a in ("--set", s)]]
+        tries = [run_build(cmd, wh / "build-1.log", wh, args.kill_in, args.kill_after)]
+        if tries[0]["killed_at"] is not None:
+            tries.append(run_build(cmd, wh / "build-2.log", wh, None, 0))
+        (wh / "scale-results.json").write_text(json.dumps({"edges": args.edges, "tries": tries}))
+    tries = json.loads((wh / "scale-results.json").read_text())["tries"]
     final = tries[-1]
     if final["returncode"] != 0:
         raise SystemExit(f"the build failed (exit {final['returncode']}): see {wh}/build-{len(tries)}.log")
     done = next(x for x in final["lines"] if x.startswith("[kgwalk] build:"))
     walks = int(re.search(r"build: ([\d,]+) walks", done).group(1).replace(",", ""))
     disk = folder_bytes(wh / name)
+    # each stage's time from the try that made it (a stage the rerun kept has its first try's)
+    kept = set(re.findall(r"\[kgwalk\] (\w+): kept", "\n".join(final["lines"])))
+    stages = {s["stage"]: s["seconds"] for t in tries for s in t["stages"] if s["stage"] != "build" and not (t is final and s["stage"] in kept)}
+    (wh / "scale-measured.json").write_text(json.dumps({"default": measured(wh / name, stages, walks)}))
 
     body = ["## The build", "", "| try | exit | seconds | killed at, s | peak RSS of its processes, GiB | peak memory taken from the machine, GiB | peak disk above the start, GB |",
             "|---:|---:|---:|---:|---:|---:|---:|"]
     for i, t in enumerate(tries, 1):
         body.append(f"| {i} | {t['returncode']} | {t['seconds']:.0f} | {t['killed_at'] or ''} | {t['peak_tree_rss'] / 2**30:.1f} | {t['peak_used'] / 2**30:.1f} | {t['peak_disk'] / 1e9:.1f} |")
-    body += ["", "Stages, as each try's lines report them (a try killed in a stage has no line for it):", "",
+    body += ["", "Stages, as each try's lines report them (a try killed in a stage has no line for it; a stage a rerun kept, 0 s):", "",
              "| try | stage | seconds | what it did |", "|---:|---|---:|---|"]
     for i, t in enumerate(tries, 1):
         body += [f"| {i} | {s['stage']} | {s['seconds']:.1f} | {s['did']} |" for s in t["stages"]]
-    done_before_kill = sum(s["seconds"] for s in tries[0]["stages"] if s["stage"] != "build") if len(tries) > 1 else 0.0
-    build_seconds = float(re.search(r" in ([\d.]+) s", done).group(1))
+    total = sum(stages.values())
+    lost = tries[0]["seconds"] - sum(s["seconds"] for s in tries[0]["stages"]) if len(tries) > 1 else 0.0
     body += ["", f"- walks: {walks:,}; warehouse: {disk / 1e9:.1f} GB, {disk / walks:.0f} B a walk",
-             f"- the build's time: {build_seconds + done_before_kill:,.0f} s ({(build_seconds + done_before_kill) / 3600:.2f} h)"
-             + (f" = {done_before_kill:,.0f} s of stages the first try finished before its kill + {build_seconds:,.0f} s of the rerun;"
-                f" the kill threw away {tries[0]['seconds'] - done_before_kill:,.0f} s of work" if len(tries) > 1 else ""),
+             f"- the build's time, each stage once: {total:,.0f} s ({total / 3600:.2f} h): "
+             + ", ".join(f"{k} {v:,.0f} s" for k, v in stages.items())
+             + (f"; the kill threw away {lost:,.0f} s of work (the killed stage's part done), and the rerun kept the stages done before it" if len(tries) > 1 else ""),
              "", "## What the terminal showed", "", "Each try's kgwalk lines, and each progress bar's last state:", ""]
     for i, t in enumerate(tries, 1):
         body += [f"Try {i}:", "", "```", *t["lines"], *t["bars"].values(), "```", ""]

@@ -90,18 +90,19 @@ def actor_cpus(actors: int) -> float:
 
 def write_dataset(
     ds, path: str, schema, each: Callable[[pa.Table], pa.Table] | None = None, before_commit: Callable[[], object] | None = None,
-    progress: str | None = None,
+    progress: str | None = None, total: int | None = None,
 ) -> int:
     """Stream a Ray Dataset's output into a Delta table (one commit); returns rows written.
     `each` sees every output batch on the driver and returns what to write of it;
     `before_commit` (a quality gate) runs after the last batch and raises to stop the commit;
-    `progress`: a progress bar's label, counting the rows written on the terminal."""
+    `progress`: a progress bar's label, counting the rows written on the terminal, out of `total`
+    (the rows expected: the bar then shows an ETA)."""
     from tqdm import tqdm
 
     from kgwalk.storage import write_table
 
     written, stopped = 0, []
-    bar = tqdm(desc=progress, unit=" rows", disable=progress is None, file=terminal())
+    bar = tqdm(desc=progress, total=total, unit=" rows", disable=progress is None, file=terminal())
 
     def batches():
         nonlocal written

@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import sys
+import threading
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -18,7 +19,7 @@ import pyarrow.parquet as pq
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from kgwalk.config import SparkConf
-from kgwalk.log import quiet_engines
+from kgwalk.log import quiet_engines, terminal
 from kgwalk.quality.checks import merge_summaries
 from kgwalk.storage import commit_files, current_files, open_table
 
@@ -67,6 +68,39 @@ def has_delta_spark(spark) -> bool:
         return True
     except Exception:
         return False
+
+
+@contextmanager
+def task_progress(spark, desc: str) -> Iterator[None]:
+    """A progress bar, with its ETA, of the Spark tasks the block's jobs finish: polled from the
+    driver's status tracker once a second (Spark's own console bar is off, and goes to the engine
+    log with the rest of its output)."""
+    from tqdm import tqdm
+
+    tracker = spark.sparkContext.statusTracker()
+    stages: dict[int, tuple[int, int]] = {}  # stage id: (tasks done, tasks), kept once it ends
+    stop = threading.Event()
+    bar = tqdm(desc=desc, total=0, unit=" tasks", file=terminal())
+
+    def poll() -> None:
+        while not stop.wait(1.0):
+            for sid in tracker.getActiveStageIds():
+                info = tracker.getStageInfo(sid)
+                if info is not None:
+                    stages[sid] = (info.numCompletedTasks, info.numTasks)
+            bar.total = sum(t for _, t in stages.values())
+            bar.n = sum(d for d, _ in stages.values())
+            bar.refresh()
+
+    watcher = threading.Thread(target=poll, daemon=True)
+    watcher.start()
+    try:
+        yield
+        bar.n = bar.total  # the last stages ended between two polls
+    finally:
+        stop.set()
+        watcher.join()
+        bar.close()
 
 
 def read_delta(spark, path: str):

@@ -195,6 +195,14 @@ def current_files(path: str | Path, what: str = "") -> list[str]:
     return table_files(open_table(path, what))
 
 
+def row_count(path: str | Path, what: str = "") -> int:
+    """Rows of the current version, from its files' Parquet footers (no data read): a progress
+    bar's total."""
+    import pyarrow.parquet as pq
+
+    return sum(pq.ParquetFile(f).metadata.num_rows for f in current_files(path, what))
+
+
 # -- the Delta log, checked before use ---------------------------------------------------------
 # delta-rs reads a commit file without its `add` line, or an empty one, as a smaller table without
 # a word, and one cut mid-line as a Rust traceback. So each commit a read replays (those since the

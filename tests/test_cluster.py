@@ -25,6 +25,8 @@ from cluster import loopback_clusters, processes_in, spark_applications
 from conftest import REPO, TINY_KG
 from corpus import build_in_process, corpus
 
+from kgwalk.kg.synth import write_synth
+
 pytestmark = pytest.mark.cluster
 
 # Two removals and three additions (one of them a new entity) on tests/data/tiny.txt.
@@ -118,6 +120,10 @@ def test_build_and_refresh_on_clusters_equal_a_local_build(cluster_build, tmp_pa
     local = corpus(local_cfg)
 
     assert len(local["walks"]) > 50
+    assert_same_corpus(on_clusters, local, local_cfg)
+
+
+def assert_same_corpus(on_clusters: dict, local: dict, local_cfg) -> None:
     for key in ("edges", "entities", "relations", "walks", "texts", "walk points", "node points"):
         assert on_clusters[key] == local[key], key
     for key in ("walk points vectors", "node points vectors"):
@@ -135,3 +141,24 @@ def test_build_and_refresh_on_clusters_equal_a_local_build(cluster_build, tmp_pa
         else:
             cosine = (got * want).sum(axis=1) / np.linalg.norm(got, axis=1) / np.linalg.norm(want, axis=1)
             assert cosine.min() > (0.99999 if exact else 0.9995), key
+
+
+@pytest.mark.slow
+def test_a_100k_edge_kg_builds_on_the_clusters_as_it_does_locally(clusters, tmp_path, monkeypatch):
+    """Issue 45's cluster path at scale: docs/clusters.md's build lines on a 100K-edge synthetic
+    KG (about 700K walks), with the same settings but the index in the embedded engine on the
+    driver (KGWALK_INDEX_BACKEND=edge): qdrant-client's local mode, these machines' only Qdrant
+    "server", scans in Python and would take minutes and GBs there. `make test-slow` (~10 min)."""
+    kg = tmp_path / "synth-100k.parquet"
+    write_synth(kg, 100_000, seed=0)
+    env = site_env(clusters, tmp_path / "cluster", tmp_path / "no-qdrant-server", KG=str(kg), KGWALK_INDEX_BACKEND="edge")
+    build_log = run_block("build", env)
+    assert "Job 'raysubmit_" in build_log and "succeeded" in build_log
+    monkeypatch.setenv("KGWALK_INDEX_BACKEND", "edge")
+    on_clusters = corpus(cluster_config(env, monkeypatch))
+    local_env = {"KGWALK_WAREHOUSE": str(tmp_path / "local"), "QDRANT_URL": ""}
+    local_cfg = cluster_config(local_env, monkeypatch, **{"kg.path": str(kg)})
+    build_in_process(local_cfg)
+    local = corpus(local_cfg)
+    assert len(local["walks"]) > 500_000 and len(local["edges"]) == 100_000
+    assert_same_corpus(on_clusters, local, local_cfg)

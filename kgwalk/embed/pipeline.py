@@ -10,7 +10,7 @@ from kgwalk.embed.model import Embedder, make_embedder, resolve_batch_size, reso
 from kgwalk.embed.static import STATIC_BATCH, is_static
 from kgwalk.errors import KgwalkError
 from kgwalk.ray_runtime import actor_cpus, cluster_cpus, init_ray, pool_size, ray_address, read_delta, write_dataset
-from kgwalk.storage import open_table
+from kgwalk.storage import open_table, row_count
 
 # A static model's blocks: a few seconds of its work each, so the vectors table gets a few large
 # files rather than hundreds. Speed hardly depends on it once Ray runs (bench/results/embed_static.md:
@@ -91,4 +91,4 @@ def embed_texts(cfg: Config) -> int:
         num_cpus=actor_cpus(actors),
         num_gpus=gpus,
     )
-    return write_dataset(ds, cfg.table("vectors"), VECTORS_SCHEMA, progress="embed")
+    return write_dataset(ds, cfg.table("vectors"), VECTORS_SCHEMA, progress="embed", total=row_count(cfg.table("texts")))

@@ -18,7 +18,7 @@ from kgwalk.config import Config, VerbalizeConf
 from kgwalk.kg.ids import hash64
 from kgwalk.quality import gate_texts, summarize, text_checks
 from kgwalk.ray_runtime import init_ray, pool_size, read_delta, write_dataset
-from kgwalk.storage import open_table, refuse_links, warehouse_cache
+from kgwalk.storage import open_table, refuse_links, row_count, warehouse_cache
 from kgwalk.verbalize.base import check_verbalize_conf, make_verbalizer
 from kgwalk.verbalize.cache import SentenceCache, append_sentences, cache_path
 from kgwalk.verbalize.llm import LLMVerbalizer, verbalizer_key
@@ -148,7 +148,7 @@ def verbalize_walks(cfg: Config) -> SentenceSink:
         sink.checks = []
         before_commit = lambda: gate_texts(cfg, sink.checks)  # noqa: E731
     try:
-        write_dataset(ds, cfg.table("texts"), TEXTS_SCHEMA, sink, before_commit, progress="verbalize")
+        write_dataset(ds, cfg.table("texts"), TEXTS_SCHEMA, sink, before_commit, progress="verbalize", total=row_count(cfg.table("walks")))
     finally:
         sink.flush()  # sentences the model made are kept even when the gate stops the commit
     return sink

@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 from kgwalk.config import Config
-from kgwalk.spark import get_spark, read_delta, write_delta, write_delta_from_arrow
+from kgwalk.spark import get_spark, read_delta, task_progress, write_delta, write_delta_from_arrow
 from kgwalk.storage import open_table, read_table
 from kgwalk.walks.engine import generate_walks
 from kgwalk.walks.graph import Graph
@@ -117,7 +117,8 @@ def _memory_engine(cfg: Config, spark) -> WalksResult:
     partitions = _partitions(cfg, spark)
     slices = spark.range(partitions, numPartitions=partitions)  # one slice number per task
     produce = _walk_partitions(graph_bc, None, spec, partitions, cfg.walks.roots_per_batch, cfg.walks.max_paths_per_batch)
-    write_delta_from_arrow(slices, produce, cfg.table("walks"), WALKS_SCHEMA, gate=_gate(cfg, spark))
+    with task_progress(spark, "walks"):
+        write_delta_from_arrow(slices, produce, cfg.table("walks"), WALKS_SCHEMA, gate=_gate(cfg, spark))
     graph_bc.unpersist()
     return WalksResult(walks=_written(cfg), roots=graph.num_nodes, engine="memory", spark_partitions=partitions)
 
@@ -128,7 +129,8 @@ def _join_engine(cfg: Config, spark) -> WalksResult:
     partitions = _partitions(cfg, spark)
     relations = read_table(cfg.table("relations"), ["id", "label"])
     walks = join_walks(spark, read_delta(spark, cfg.table("edges")), entities.repartition(partitions), relations, spec)
-    write_delta(walks, cfg.table("walks"), WALKS_SCHEMA, gate=_gate(cfg, spark))
+    with task_progress(spark, "walks"):
+        write_delta(walks, cfg.table("walks"), WALKS_SCHEMA, gate=_gate(cfg, spark))
     return WalksResult(walks=_written(cfg), roots=entities.count(), engine="join", spark_partitions=partitions)
 
 
