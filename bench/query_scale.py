@@ -1,7 +1,7 @@
 """Query at scale (issue 45): warm retrieval p50/p99 over 1,000 questions generated from a big
 synthetic KG, and what a freshly started `kgwalk serve` takes to answer its first questions.
 
-    flock /tmp/kgwalk-heavy.lock .venv/bin/python bench/query_scale.py --warehouse /tmp/scale10m \\
+    .venv/bin/python bench/query_scale.py --warehouse /tmp/scale10m \\
         --name synth --kg /tmp/scale10m/synth-10M.parquet --report query_scale_10m
 
 1. Questions: the synth set's 1- to 3-step path questions (kgwalk/eval/dev_templates.py, both of

@@ -159,15 +159,15 @@ def main() -> None:
         (wh / "scale-results.json").write_text(json.dumps({"edges": args.edges, "tries": tries}))
     tries = json.loads((wh / "scale-results.json").read_text())["tries"]
     final = tries[-1]
-    if final["returncode"] != 0:
-        raise SystemExit(f"the build failed (exit {final['returncode']}): see {wh}/build-{len(tries)}.log")
-    done = next(x for x in final["lines"] if x.startswith("[kgwalk] build:"))
-    walks = int(re.search(r"build: ([\d,]+) walks", done).group(1).replace(",", ""))
-    disk = folder_bytes(wh / name)
+    done = next((x for x in final["lines"] if x.startswith("[kgwalk] build:")), None)
+    failed = final["returncode"] != 0 or done is None  # reported as it went: the stages done, the peaks, the memory over time
+    walked = next((s["did"] for t in tries for s in t["stages"] if s["stage"] == "walks"), "")
+    walks = int(re.search(r"build: ([\d,]+) walks", done).group(1).replace(",", "")) if done else int(re.match(r"([\d,]+) walks", walked).group(1).replace(",", ""))
     # each stage's time from the try that made it (a stage the rerun kept has its first try's)
     kept = set(re.findall(r"\[kgwalk\] (\w+): kept", "\n".join(final["lines"])))
     stages = {s["stage"]: s["seconds"] for t in tries for s in t["stages"] if s["stage"] != "build" and not (t is final and s["stage"] in kept)}
-    (wh / "scale-measured.json").write_text(json.dumps({"default": measured(wh / name, stages, walks)}))
+    if not failed:
+        (wh / "scale-measured.json").write_text(json.dumps({"default": measured(wh / name, stages, walks)}))
 
     body = ["## The build", "", "| try | exit | seconds | killed at, s | peak RSS of its processes, GiB | peak memory taken from the machine, GiB | peak disk above the start, GB |",
             "|---:|---:|---:|---:|---:|---:|---:|"]
@@ -179,14 +179,24 @@ def main() -> None:
         body += [f"| {i} | {s['stage']} | {s['seconds']:.1f} | {s['did']} |" for s in t["stages"]]
     total = sum(stages.values())
     lost = tries[0]["seconds"] - sum(s["seconds"] for s in tries[0]["stages"]) if len(tries) > 1 else 0.0
-    body += ["", f"- walks: {walks:,}; warehouse: {disk / 1e9:.1f} GB, {disk / walks:.0f} B a walk",
-             f"- the build's time, each stage once: {total:,.0f} s ({total / 3600:.2f} h): "
-             + ", ".join(f"{k} {v:,.0f} s" for k, v in stages.items())
-             + (f"; the kill threw away {lost:,.0f} s of work (the killed stage's part done), and the rerun kept the stages done before it" if len(tries) > 1 else ""),
-             "", "## What the terminal showed", "", "Each try's kgwalk lines, and each progress bar's last state:", ""]
+    if failed:
+        body += ["", f"- **the build did not finish**: try {len(tries)} ended with exit {final['returncode']} (-9: SIGKILL; see the kernel log for the OOM killer)"
+                 f" after {final['seconds']:,.0f} s; {walks:,} walks; the stages it finished: " + (", ".join(f"{k} {v:,.0f} s" for k, v in stages.items()) or "none")]
+    else:
+        disk = folder_bytes(wh / name)
+        body += ["", f"- walks: {walks:,}; warehouse: {disk / 1e9:.1f} GB, {disk / walks:.0f} B a walk",
+                 f"- the build's time, each stage once: {total:,.0f} s ({total / 3600:.2f} h): "
+                 + ", ".join(f"{k} {v:,.0f} s" for k, v in stages.items())]
+    if len(tries) > 1:
+        body.append(f"- the kill threw away {lost:,.0f} s of work (the killed stage's part done), and the rerun kept the stages done before it")
+    body += ["", "## Memory and disk over time", "", "| try | second | RSS of its processes, GiB | taken from the machine, GiB | disk above the start, GB |", "|---:|---:|---:|---:|---:|"]
+    for i, t in enumerate(tries, 1):
+        timeline = t["timeline"]
+        body += [f"| {i} | {sec:,.0f} | {rss / 2**30:.1f} | {used / 2**30:.1f} | {disk_ / 1e9:.1f} |" for sec, rss, used, disk_ in timeline[:: max(1, len(timeline) // 20)]]
+    body += ["", "## What the terminal showed", "", "Each try's kgwalk lines, and each progress bar's last state:", ""]
     for i, t in enumerate(tries, 1):
         body += [f"Try {i}:", "", "```", *t["lines"], *t["bars"].values(), "```", ""]
-    save_report(args.report, f"A {args.edges}-edge synthetic KG built on this machine, at the defaults",
+    save_report(args.report, f"A {args.edges}-edge synthetic KG built on this machine, at the defaults" + (": the build did not finish" if failed else ""),
                 [f"- `kgwalk synth --edges {args.edges}`, then `kgwalk build` with the defaults" + (f" and {args.overrides}" if args.overrides else "")
                  + (f"; killed {args.kill_after:.0f} s into `{args.kill_in}` and run again" if args.kill_in else "")], body)
 
