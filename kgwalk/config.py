@@ -263,6 +263,10 @@ class IndexConf:
             "At 32, 6% of the 1M-edge KG's roots keep one, 8 B a walk, and a refresh embeds the walks of the other roots it "
             "touches again: a 0.1% refresh costs 0.076 of the build against 0.052 at 1, where every root keeps one at 116 B a "
             "walk (bench/results/bytes_per_walk_synth1m_nodes.md, refresh_node_sums.md).")
+    sums_memory_mib: Count = setting(
+        1024, "The node sums the index stage holds at once (2 KiB a root at 256 dimensions): a KG with more roots is indexed in "
+              "one pass over its texts (or vectors) per range of roots that fits, each embedding only its own walks' texts. "
+              "The 10M-edge KG's 3.7M roots would take 7.7 GB at once (bench/results/scale_build_10m_memory.md).")
     compact_ratio: float = setting(0.2, "edge: a refresh merges the walks' delta into a new base once delta and masked points pass "
                                         "this fraction of the base (one copy of the base, amortised over refreshes).")
     max_retries: int = setting(5, "server: retries of a failed request (connection errors, 429, 5xx), then a one-line failure.")

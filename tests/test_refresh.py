@@ -135,6 +135,37 @@ def test_property_refresh_equals_full_build(tmp_path, seed):
     assert {r["reason"] for r in rejected} == {"remove: no such edge"} and len(rejected) == rounds * 2
 
 
+def test_an_index_built_in_root_ranges_equals_one_built_in_one_pass(tmp_path):
+    """index.sums_memory_mib: where every root's node sums would not fit, the index stage takes
+    the roots in ranges, a pass over the texts each; the index is the same, point for point and
+    sum for sum, and so is a refresh of it."""
+    from kgwalk.index.build import root_ranges
+    from kgwalk.index.edge import EdgeStore
+    from kgwalk.index.store import collection_names
+    from kgwalk.walks.labels import load_labels
+
+    rng = np.random.default_rng(5)
+    triples = random_kg(rng, entities=5000, edges=9000)
+    kg = write_pipe(tmp_path / "kg.txt", triples)
+    one, ranged = config(tmp_path / "one", kg, ["index.node_sums_min_walks=4"]), config(tmp_path / "ranged", kg, ["index.node_sums_min_walks=4", "index.sums_memory_mib=1"])
+    build_in_process(one)
+    build_in_process(ranged)
+    assert len(root_ranges(load_labels(ranged).entity_ids, 64, 1)) >= 2  # 520 B a root at 64 dimensions: 2,016 roots a MiB
+
+    def sums(cfg):
+        roots = np.unique(read_table(cfg.table("walks"), ["root"]).column("root").to_numpy())
+        with closing(EdgeStore(cfg.root / "qdrant")) as store:
+            return store.read_sums(collection_names(cfg)[0], roots)
+
+    assert corpus(ranged) == corpus(one)
+    assert all(np.array_equal(a, b) for a, b in zip(sums(ranged), sums(one)))
+    ops, _ = random_changes(rng, triples)
+    changes = write_pipe(tmp_path / "changes.txt", ops)
+    run_refresh(one, str(changes))
+    run_refresh(ranged, str(changes))
+    assert corpus(ranged) == corpus(one)
+
+
 def test_only_roots_with_many_walks_keep_their_node_sums(tmp_path):
     """index.node_sums_min_walks: a build keeps the exact sums of roots with at least that many walks (2 KB each at
     256 dimensions); a refresh resums the others from all their walks, and drops the sum of a root that falls below."""

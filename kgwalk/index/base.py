@@ -154,6 +154,10 @@ class KeepsNodeSums(Protocol):
         """Keep these roots' node sums with the new version (a store may keep only those of roots with
         many walks: `read_sums` then gives the others 0 walks, and a refresh sums their walks)."""
 
+    def keeps_sum(self, walks: np.ndarray) -> np.ndarray:
+        """Which of roots with these walk counts keep their sum (the others' `write_sums` rows
+        only say they have none): a build hands over only those."""
+
 
 def order_records(ids: np.ndarray, records: list[tuple[int, list[float], dict[str, Any]]]):
     """Records (point id, vector, payload) back in the order of `ids` (signed), missing ones dropped."""

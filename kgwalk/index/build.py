@@ -21,7 +21,7 @@ from kgwalk.config import Config
 from kgwalk.errors import KgwalkError
 from kgwalk.index.base import ROOT_FIELD, KeepsNodeSums
 from kgwalk.index.store import collection_names, open_store
-from kgwalk.index.walk_vectors import all_vectors, matching_vectors
+from kgwalk.index.walk_vectors import all_vectors, matching_vectors, vector_dim
 from kgwalk.log import terminal
 from kgwalk.storage import read_table
 from kgwalk.walks.labels import LabelLookup, load_labels
@@ -96,51 +96,72 @@ def node_payloads(ids: np.ndarray, labels: LabelLookup, walk_counts: np.ndarray)
     return [{"id": int(i), "label": label, "walks": int(n)} for i, label, n in zip(ids, names, walk_counts)]
 
 
+def root_ranges(root_ids: np.ndarray, dim: int, memory_mib: int) -> list[np.ndarray]:
+    """`root_ids` (sorted) in consecutive ranges whose node sums fit `memory_mib` (index.sums_memory_mib)."""
+    per_range = max(1, (memory_mib << 20) // ((dim + 1) * 8))
+    return [root_ids[at : at + per_range] for at in range(0, len(root_ids), per_range)] or [root_ids]
+
+
 def build_index(cfg: Config, reflects: dict[str, int], progress: bool = True) -> IndexResult:
     """Every walk point and node point, in new collections switched live at the end; the live
-    index records `reflects`, the versions of the tables it was built from (read before them)."""
+    index records `reflects`, the versions of the tables it was built from (read before them).
+
+    A node vector needs all its root's walks, which arrive in the texts' order, not by root: the
+    node sums of every root are held until the stream ends. Where they would pass
+    index.sums_memory_mib, the roots are taken in ranges, one pass over the texts (or vectors) per
+    range, each embedding only its own walks' texts; node points are written in root order either way."""
     labels = load_labels(cfg)
     meta = walk_meta(read_table(cfg.table("walks"), PAYLOAD_COLUMNS, what="walks"), read_table(cfg.table("texts"), ["walk_id", "text_id"], what="verbalize"))
     if not meta.num_rows:
         raise KgwalkError("no walks to index: the walks table is empty")
-    vectors = all_vectors(cfg)
     meta_ids = meta.column("walk_id").to_numpy()
     meta_roots = meta.column("root").to_numpy()
     meta_text_ids = meta.column("text_id").to_numpy()
     taken = np.zeros(len(meta_ids), bool)
+    dim = vector_dim(cfg)
+    ranges = root_ranges(labels.entity_ids, dim, cfg.index.sums_memory_mib)
 
     with closing(open_store(cfg)) as store:
         store.begin()
         nodes_c, walks_c = collection_names(cfg)
-        sums: NodeSums | None = None
+        store.create(walks_c, dim, graph=False, hnsw_m=cfg.index.hnsw_m)
+        store.create(nodes_c, dim, graph=True, hnsw_m=cfg.index.hnsw_m)
         bar = tqdm(total=meta.num_rows, desc="index walks", unit="walk", disable=not progress, file=terminal())
-        batches = (read.slice(at, cfg.index.upsert_batch) for read in vectors for at in range(0, read.num_rows, cfg.index.upsert_batch))
-        for batch in batches:
-            rows, vecs = matching_vectors(meta_ids, meta_text_ids, batch, taken)
-            if not len(rows):
-                continue
-            if sums is None:
-                sums = NodeSums(labels.entity_ids, vecs.shape[1])
-                store.create(walks_c, vecs.shape[1], graph=False, hnsw_m=cfg.index.hnsw_m)
-            vecs = store.stored(walks_c, vecs)  # node sums add what a refresh will read back
-            sums.add(meta_roots[rows], vecs)
-            store.upsert(walks_c, meta_ids[rows], vecs, walk_payloads(meta_roots[rows]))
-            bar.update(len(rows))
-        bar.close()
-        if sums is None or not taken.all():
-            raise KgwalkError(f"vectors cover {int(taken.sum()):,} of {len(taken):,} walks: rerun `kgwalk embed`")
-        store.finish(walks_c)
-
-        has_walks = np.flatnonzero(sums.walks)
-        store.create(nodes_c, sums.sums.shape[1], graph=True, hnsw_m=cfg.index.hnsw_m)
-        step = cfg.index.upsert_batch
-        for start in tqdm(range(0, len(has_walks), step), desc="index nodes", disable=not progress, file=terminal()):
-            rows = has_walks[start : start + step]
-            ids = sums.root_ids[rows]
-            store.upsert(nodes_c, ids, sums.node_vectors(rows), node_payloads(ids, labels, sums.walks[rows]))
-        if isinstance(store, KeepsNodeSums):
-            store.write_sums(nodes_c, sums.root_ids[has_walks], sums.sums[has_walks], sums.walks[has_walks])
+        nodes = 0
+        for n, roots in enumerate(ranges):
+            sums = NodeSums(roots, dim)
+            in_range = meta_ids[(meta_roots >= roots[0]) & (meta_roots <= roots[-1])] if len(ranges) > 1 else None
+            batches = (read.slice(at, cfg.index.upsert_batch) for read in all_vectors(cfg, in_range) for at in range(0, read.num_rows, cfg.index.upsert_batch))
+            for batch in batches:
+                rows, vecs = matching_vectors(meta_ids, meta_text_ids, batch, taken)
+                if not len(rows):
+                    continue
+                if vecs.shape[1] != dim:
+                    raise KgwalkError(f"vectors of {vecs.shape[1]} dimensions, the model's are {dim}: rerun `kgwalk embed`")
+                vecs = store.stored(walks_c, vecs)  # node sums add what a refresh will read back
+                sums.add(meta_roots[rows], vecs)
+                store.upsert(walks_c, meta_ids[rows], vecs, walk_payloads(meta_roots[rows]))
+                bar.update(len(rows))
+            if n == len(ranges) - 1:
+                bar.close()
+                if not taken.all():
+                    raise KgwalkError(f"vectors cover {int(taken.sum()):,} of {len(taken):,} walks: rerun `kgwalk embed`")
+                store.finish(walks_c)  # the walks' base seals on its own thread while the last nodes are written
+            nodes += write_nodes(store, nodes_c, sums, labels, cfg.index.upsert_batch, progress)
         store.finish(nodes_c)
         store.commit(reflects)
     entities = len(labels.entity_ids)
-    return IndexResult(walks=meta.num_rows, nodes=len(has_walks), entities_without_walks=entities - len(has_walks))
+    return IndexResult(walks=meta.num_rows, nodes=nodes, entities_without_walks=entities - nodes)
+
+
+def write_nodes(store, nodes_c: str, sums: NodeSums, labels: LabelLookup, step: int, progress: bool) -> int:
+    """The node points of the roots of `sums` that have walks, and the sums the store keeps; how many."""
+    has_walks = np.flatnonzero(sums.walks)
+    for start in tqdm(range(0, len(has_walks), step), desc="index nodes", disable=not progress, file=terminal()):
+        rows = has_walks[start : start + step]
+        ids = sums.root_ids[rows]
+        store.upsert(nodes_c, ids, sums.node_vectors(rows), node_payloads(ids, labels, sums.walks[rows]))
+    if isinstance(store, KeepsNodeSums):
+        kept = has_walks[store.keeps_sum(sums.walks[has_walks])]
+        store.write_sums(nodes_c, sums.root_ids[kept], sums.sums[kept], sums.walks[kept])
+    return len(has_walks)

@@ -267,6 +267,9 @@ class EdgeStore:
         self._require_writing()
         self._sums.write(collection, roots, sums, walks)
 
+    def keeps_sum(self, walks: np.ndarray) -> np.ndarray:
+        return self._sums.keeps(walks)
+
     def finish(self, collection: str) -> None:
         """Make the collection durable; build its HNSW graph where one is due; seal a graphless
         collection this writer created (a base, see kgwalk.index.qdrant_shards). A refresh's few

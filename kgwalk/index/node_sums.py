@@ -56,11 +56,15 @@ class NodeSumFiles:
                 values[hit[order]] = table[pos[hit][order]]
         return values[:, 1:], values[:, 0]
 
+    def keeps(self, walks: np.ndarray) -> np.ndarray:
+        """Which roots, by their walk counts, keep a sum."""
+        return np.asarray(walks) >= self.min_walks
+
     def write(self, name: str, roots: np.ndarray, sums: np.ndarray, walks: np.ndarray) -> None:
         """Set these roots' sums (walks 0: the root has no node any more), kept at `commit`; a root
         with fewer than `min_walks` walks is written as one without a sum (a refresh sums its walks)."""
         walks = np.asarray(walks, np.int64)
-        rows = np.concatenate([np.where(walks >= self.min_walks, walks, 0)[:, None], sums], axis=1)
+        rows = np.concatenate([np.where(self.keeps(walks), walks, 0)[:, None], sums], axis=1)
         old_roots, old_rows = self._written.get(name, (np.zeros(0, np.int64), np.zeros((0, rows.shape[1]), np.int64)))
         roots, rows = np.concatenate([roots, old_roots]), np.concatenate([rows, old_rows])
         roots, first = np.unique(roots, return_index=True)  # the latest write of a root wins

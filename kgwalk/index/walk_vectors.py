@@ -27,16 +27,17 @@ from kgwalk.storage import open_table, scan, table_files, table_version
 TEXT_COLUMNS = ["walk_id", "text_id", "text"]
 
 
-def all_vectors(cfg: Config) -> Iterator[pa.RecordBatch | pa.Table]:
+def all_vectors(cfg: Config, walk_ids: np.ndarray | None = None) -> Iterator[pa.RecordBatch | pa.Table]:
     """Every (walk_id, text_id, vector) row, batch by batch: the vectors table's, or each text
-    embedded (a build's index stage)."""
+    embedded (a build's index stage); with `walk_ids` (sorted), only those walks' rows, a text
+    embedded only when its walk is one of them."""
     if stores_vectors(cfg.embed, cfg.index.backend):
-        yield from scan(cfg.table("vectors"), what="embed")
+        yield from (_only(batch, walk_ids) for batch in scan(cfg.table("vectors"), what="embed"))
         return
     embedder = embedder_from_conf(cfg.embed)
     rows = block_rows(cfg.embed)
-    blocks = (pa.Table.from_batches([batch.slice(at, rows)]) for batch in scan(cfg.table("texts"), columns=TEXT_COLUMNS, what="verbalize")
-              for at in range(0, batch.num_rows, rows))
+    texts = (_only(batch, walk_ids) for batch in scan(cfg.table("texts"), columns=TEXT_COLUMNS, what="verbalize"))
+    blocks = (pa.Table.from_batches([batch.slice(at, rows)]) for batch in texts for at in range(0, batch.num_rows, rows))
     # The next block is embedded on a thread of its own while the caller writes this one: the model
     # (tokenizer and NumPy) and Qdrant's writer release the GIL, and in turn they took 113 s of
     # MetaQA's index stage against 36 s for the writes alone
@@ -49,6 +50,26 @@ def all_vectors(cfg: Config) -> Iterator[pa.RecordBatch | pa.Table]:
             pending = following
         if pending is not None:
             yield pending.result()
+
+
+def vector_dim(cfg: Config) -> int:
+    """The walk vectors' dimensions: the vectors table's rows', or the model's where it keeps none."""
+    if not stores_vectors(cfg.embed, cfg.index.backend):
+        return int(embedder_from_conf(cfg.embed).dim)
+    for batch in scan(cfg.table("vectors"), columns=["vector"], what="embed"):
+        if batch.num_rows:
+            return len(batch.column("vector")[0])
+    raise KgwalkError("the vectors table is empty: rerun `kgwalk embed`")
+
+
+def _only(batch: pa.RecordBatch, walk_ids: np.ndarray | None) -> pa.RecordBatch:
+    """The rows of `batch` whose walk is among `walk_ids` (sorted; None: every row)."""
+    if walk_ids is None:
+        return batch
+    ids = batch.column("walk_id").to_numpy()
+    at = np.minimum(np.searchsorted(walk_ids, ids), max(len(walk_ids) - 1, 0))
+    keep = walk_ids[at] == ids if len(walk_ids) else np.zeros(len(ids), bool)
+    return batch if keep.all() else batch.filter(pa.array(keep))
 
 
 def texts_vectors(cfg: Config, texts: pa.Table, since: int) -> np.ndarray:
