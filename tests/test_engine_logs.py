@@ -10,7 +10,7 @@ import sys
 
 from conftest import TINY_KG
 
-BARS = ("verbalize", "embed", "index walks", "index nodes")  # kgwalk's progress bars (tqdm)
+BARS = ("walks", "verbalize", "embed", "index walks", "index nodes")  # kgwalk's progress bars (tqdm)
 
 
 def kgwalk(*args: str) -> subprocess.CompletedProcess:
@@ -27,6 +27,7 @@ def test_build_output_is_kgwalks_own_and_the_engines_go_to_a_log_file(tmp_path):
     foreign = [p for p in pieces if not p.startswith("[kgwalk] ") and not p.startswith(BARS)]
     assert foreign == [], foreign  # no JVM, Spark or Ray line
     assert any(p.startswith("index walks") for p in pieces) and any(p.startswith("verbalize") for p in pieces)
+    assert any(re.match(r"walks: 100%.* (\d+)/\1 ", p) for p in pieces)  # the walks job's Spark tasks, all done
     (log,) = (tmp_path / "quiet" / "_logs").iterdir()
     assert log.name.startswith("build-") and log.suffix == ".log"
     assert [p for p in pieces if str(log) in p] == [f"[kgwalk] Spark's and Ray's logs: {log} (--verbose shows them here)"]
