@@ -1,5 +1,7 @@
 """Both vector-store backends answer the same searches: exact top-k, root filter honoured."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -107,7 +109,8 @@ def test_layered_walks_read_like_one_collection_through_refreshes_and_compaction
     without a root) equal qdrant-client's local mode after the same operations, across the
     compactions that fold the delta into a new base. Old generations are dropped except a base
     still in use."""
-    edge, server = EdgeStore(tmp_path / "edge", compact_ratio=0.25), ServerStore(":memory:")
+    # seal_points: the base is built, and compacted, in parts (sealed segments) read as one
+    edge, server = EdgeStore(tmp_path / "edge", compact_ratio=0.25, seal_points=60), ServerStore(":memory:")
     rng = np.random.default_rng(1)
     dim, roots = 8, 6
     ids = rng.integers(-(2**63), 2**63 - 1, size=300, dtype=np.int64)
@@ -117,10 +120,13 @@ def test_layered_walks_read_like_one_collection_through_refreshes_and_compaction
     for store in (edge, server):
         store.begin()
         store.create("walks", dim, graph=False, hnsw_m=16)
-        store.upsert("walks", ids[:200], _unit(np.random.default_rng(2), 200, dim), [payload(i) for i in ids[:200]])
+        first = _unit(np.random.default_rng(2), 200, dim)
+        for start in range(0, 200, 50):
+            store.upsert("walks", ids[start : start + 50], first[start : start + 50], [payload(i) for i in ids[start : start + 50]])
         store.finish("walks")
         store.commit()
     bases = [edge.layouts()["walks"].base]
+    assert len(_sealed_segments(tmp_path / "edge" / bases[0])) == 2  # sealed after the batches passing 60 points
     for _ in range(1, 9):
         pool = np.array(sorted(live | set(ids.tolist())), np.int64)
         upserts = rng.choice(pool, 25, replace=False)  # replaced, re-added after a delete, or new
@@ -156,8 +162,44 @@ def test_layered_walks_read_like_one_collection_through_refreshes_and_compaction
         assert kept <= {current, previous, bases[-1].split("/")[0], bases[-2].split("/")[0]}
     # Most refreshes only add a delta on the same base; some compact into a new one.
     assert 2 <= len(set(bases)) < len(bases) - 2, bases
+    assert len(_sealed_segments(tmp_path / "edge" / bases[-1])) >= 2  # a compaction's base, in parts too
     edge.close()
     server.close()
+
+
+def _sealed_segments(shard: Path) -> list[Path]:
+    """A shard's immutable segments: those with an immutable id map (an appendable one has none)."""
+    return [segment for segment in (shard / "segments").iterdir() if (segment / "id_tracker.e2i").exists()]
+
+
+def test_a_base_written_in_sealed_parts_keeps_memory_bounded_and_reads_like_one_segment(tmp_path):
+    """A build's walks base is sealed every `seal_points` points while it is written, so Qdrant's
+    writable segment never holds more than a part (about 240 B a point in memory): each part
+    stays a segment of its own, never merged back, and searches and reads are those of a base
+    sealed whole."""
+    rng = np.random.default_rng(7)
+    ids = rng.integers(-(2**63), 2**63 - 1, size=2500, dtype=np.int64)
+    vectors = _unit(rng, len(ids), 16)
+    payloads = [{"root": int(i % 30)} for i in range(len(ids))]
+    whole, parts = EdgeStore(tmp_path / "whole"), EdgeStore(tmp_path / "parts", seal_points=1000)
+    for store in (whole, parts):
+        store.begin()
+        store.create("walks", 16, graph=False, hnsw_m=16)
+        for start in range(0, len(ids), 500):  # batches as a build hands them over
+            store.upsert("walks", ids[start : start + 500], vectors[start : start + 500], payloads[start : start + 500])
+        store.finish("walks")
+        store.commit()
+    assert len(_sealed_segments(tmp_path / "whole" / whole.layouts()["walks"].base)) == 1
+    # two full parts sealed while written, the last 500 points at finish
+    assert len(_sealed_segments(tmp_path / "parts" / parts.layouts()["walks"].base)) == 3
+    assert parts.count("walks") == whole.count("walks") == len(ids)
+    (p_ids, p_vecs, _), (w_ids, w_vecs, _) = parts.retrieve("walks", ids), whole.retrieve("walks", ids)
+    assert p_ids.tolist() == w_ids.tolist() and np.array_equal(p_vecs, w_vecs)
+    for q in _unit(rng, 3, 16):
+        for root in [0, 17, None]:
+            assert [(h.id, h.score) for h in parts.search("walks", q, 9, root=root)] == [(h.id, h.score) for h in whole.search("walks", q, 9, root=root)]
+    whole.close()
+    parts.close()
 
 
 def test_a_refresh_does_not_copy_the_walks_base(tmp_path):
@@ -216,7 +258,9 @@ def test_a_walks_base_is_sealed_and_a_refresh_delta_is_not(tmp_path):
     store.finish("walks")
     store.commit()
     compacted = store.layouts()["walks"].base
-    assert compacted != built and indexed(compacted) == (3000, 3000)
+    sealed_vectors, points = indexed(compacted)
+    # every point sealed; the 20 replaced ones stay deleted in their part until Qdrant vacuums it (past a fifth)
+    assert compacted != built and points == 3000 and sealed_vectors == 3020
     store.close()
 
 

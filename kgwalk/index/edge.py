@@ -18,9 +18,9 @@
 Bulk writes. Points are handed to Qdrant with their vectors as memoryview slices (a Python list
 of floats costs ~4x more to build than Qdrant takes to store it), and each batch is applied on a
 writer thread (Qdrant releases the GIL) while the next batch is prepared. A collection without
-an HNSW graph is searched per root through its payload index; `finish` seals a base written
-whole into an immutable segment that loads from disk on demand (kgwalk.index.qdrant_shards),
-a refresh's delta stays appendable.
+an HNSW graph is searched per root through its payload index; a base is sealed into immutable
+segments that load from disk on demand (kgwalk.index.qdrant_shards), one every `seal_points`
+points as it is written and the last at `finish`; a refresh's delta stays appendable.
 """
 
 from __future__ import annotations
@@ -31,12 +31,13 @@ from typing import Any
 
 import numpy as np
 
+from kgwalk.config import IndexConf
 from kgwalk.errors import KgwalkError
 from kgwalk.index.base import EXACT_DATATYPES, ROOT_FIELD, Hit, Originals, as_stored, check_query_dim, point_ids, unit
 from kgwalk.index.generations import Generations, Layout, write_atomically
 from kgwalk.index.layered import NO_ROOT, LayeredCollection, carry_over, masked_path
 from kgwalk.index.node_sums import NodeSumFiles
-from kgwalk.index.qdrant_shards import PrivateCopies, copy_shard, create_shard, load_shard
+from kgwalk.index.qdrant_shards import PrivateCopies, copy_shard, create_shard, load_shard, seal
 from kgwalk.index.root_map import RootMap, empty_root_map, root_map_paths
 
 # A graph collection's HNSW graph is rebuilt once the points written since its last build pass
@@ -48,14 +49,17 @@ _UNINDEXED_MIN = 100_000
 class EdgeStore:
     """Qdrant's in-process engine, one generation folder per version of the index (see the
     module's docstring). `compact_ratio`: a refresh merges a layered collection's delta into a
-    new base once its delta and masked points pass this fraction of the base."""
+    new base once its delta and masked points pass this fraction of the base. `seal_points`: a
+    base (a build's walks, a compaction's) is sealed in parts of this many points (index.seal_points)."""
 
-    def __init__(self, folder: str | Path, compact_ratio: float = 0.2, vector_datatype: str = "float32", node_sums_min_walks: int = 1) -> None:
+    def __init__(self, folder: str | Path, compact_ratio: float = 0.2, vector_datatype: str = "float32", node_sums_min_walks: int = 1,
+                 seal_points: int = IndexConf.seal_points) -> None:
         import qdrant_edge  # noqa: F401 - fail here, not mid-build, if it is missing
 
         self.folder = Path(folder)
         self.compact_ratio = compact_ratio
         self.vector_datatype = vector_datatype  # of collections this store creates
+        self.seal_points = seal_points
         self._generations = Generations(self.folder)
         self._sums = NodeSumFiles(self.folder, compact_ratio, node_sums_min_walks)
         self._writer: ThreadPoolExecutor | None = None
@@ -66,6 +70,7 @@ class EdgeStore:
         self._private = PrivateCopies()  # the shards this store reads but does not write
         self._written: dict[str, int] = {}  # collection: points upserted or deleted by this writer
         self._created: set[str] = set()  # collections this writer created (a build): indexed whole at finish
+        self._unsealed: dict[str, int] = {}  # a base this writer writes: points written since its last part was sealed
         self._layouts: dict[str, Layout] | None = None
         self._root_maps: dict[str, RootMap] = {}  # graphless collections' maps, as the generation read keeps them
         self._root_changes: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}  # (removed, added ids, their roots)
@@ -127,7 +132,7 @@ class EdgeStore:
         live = self.live_generation()
         self._generation = self._generations.start_next()
         layouts: dict[str, Layout] = {}
-        self._layouts, self._written, self._created = layouts, {}, set()
+        self._layouts, self._written, self._created, self._unsealed = layouts, {}, set(), {}
         self._root_changes, self._carried_from = {}, live if copy else None
         self._writing = True
         if copy and live:
@@ -138,7 +143,7 @@ class EdgeStore:
         """The live generation's collection `name` in the new generation, ready for writes."""
         gen = self._gen()
         if not layout.graph:
-            return carry_over(self.folder, live, gen, name, layout, self.compact_ratio, self._open_shard, originals)
+            return carry_over(self.folder, live, gen, name, layout, self.compact_ratio, self._open_shard, originals, self.seal_points)
         # searched globally by HNSW: copied whole; its node sums stay layered
         copy_shard(self.folder / live / name, self.folder / gen / name)
         self._sums.carry_delta(live, gen, name)
@@ -193,6 +198,7 @@ class EdgeStore:
         shard = create_shard(self.folder / self._gen() / collection, dim, "graph" if graph else "base", hnsw_m, self.vector_datatype)
         self.layouts()[collection] = Layout(dim, graph, f"{self._gen()}/{collection}", 0, datatype=self.vector_datatype, root_map=not graph)
         self._created.add(collection)
+        self._unsealed.pop(collection, None)
         self._sums.forget(collection)
         self._open[collection] = LayeredCollection.plain(shard)
 
@@ -228,7 +234,17 @@ class EdgeStore:
         self._written[collection] = self._written.get(collection, 0) + len(points)
         if self._writer is None:
             self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kgwalk-index-writer")
-        self._pending = self._writer.submit(c.writable.update, UpdateOperation.upsert_points(points))
+        self._pending = self._writer.submit(_apply, c.writable, UpdateOperation.upsert_points(points), self._fills_part(collection, len(points)))
+
+    def _fills_part(self, collection: str, points: int) -> bool:
+        """Whether these points fill a part of a base this writer is writing (seal it after them)."""
+        if collection not in self._created or self.layouts()[collection].graph:
+            return False
+        self._unsealed[collection] = self._unsealed.get(collection, 0) + points
+        if self._unsealed[collection] < self.seal_points:
+            return False
+        self._unsealed[collection] = 0
+        return True
 
     def stored(self, collection: str, vectors: np.ndarray) -> np.ndarray:
         return as_stored(vectors, self.layouts()[collection].datatype)
@@ -285,7 +301,7 @@ class EdgeStore:
             # and is waited for before the collection is touched again, and at commit.
             if self._sealer is None:
                 self._sealer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kgwalk-index-sealer")
-            self._sealing[collection] = self._sealer.submit(lambda: (shard.optimize(), shard.flush()))
+            self._sealing[collection] = self._sealer.submit(seal, shard)
             layout.unindexed_points = 0
             return
         if not layout.graph or collection in self._created or layout.unindexed_points > _UNINDEXED_RATIO * max(layout.base_points, _UNINDEXED_MIN):
@@ -391,3 +407,10 @@ class EdgeStore:
                 if executor is not None:
                     executor.shutdown()
             self._writer = self._sealer = None
+
+
+def _apply(shard: Any, update: Any, then_seal: bool) -> None:
+    """One batch of writes, on the writer thread; sealing the part it fills."""
+    shard.update(update)
+    if then_seal:
+        seal(shard)

@@ -20,7 +20,7 @@ import numpy as np
 from kgwalk.errors import KgwalkError
 from kgwalk.index.base import EXACT_DATATYPES, ROOT_FIELD, Hit, Originals, order_records, point_ids, root_payload, signed_id
 from kgwalk.index.generations import Layout, write_atomically
-from kgwalk.index.qdrant_shards import copy_shard, create_shard, load_shard, shard_config, upsert_records
+from kgwalk.index.qdrant_shards import copy_shard, create_shard, load_shard, seal, shard_config, upsert_records
 
 _RETRIEVE_BATCH = 1024
 _SCROLL_BATCH = 4096
@@ -160,7 +160,7 @@ class LayeredCollection:
 
 
 def carry_over(folder: Path, live: str, generation: str, name: str, layout: Layout, compact_ratio: float, open_shard: OpenShard,
-               originals: Originals | None = None) -> Layout:
+               originals: Originals | None, seal_points: int) -> Layout:
     """The live generation's graphless collection `name` in `generation`, ready for writes:
     a plain one becomes the base of a new delta; a layered one keeps its base (its delta and
     masked points copied) until they pass `compact_ratio` of it, then is compacted (the live
@@ -175,11 +175,13 @@ def carry_over(folder: Path, live: str, generation: str, name: str, layout: Layo
         copy_shard(live_own, own)
         shutil.copy(masked_path(folder, live, name), masked_path(folder, generation, name))
         return layout
-    return _compact(folder, live, generation, name, layout, open_shard, originals)
+    return _compact(folder, live, generation, name, layout, open_shard, originals, seal_points)
 
 
-def _compact(folder: Path, live: str, generation: str, name: str, layout: Layout, open_shard: OpenShard, originals: Originals | None) -> Layout:
-    """A new base: the live base copied, its masked points deleted, the delta's points added.
+def _compact(folder: Path, live: str, generation: str, name: str, layout: Layout, open_shard: OpenShard, originals: Originals | None,
+             seal_points: int) -> Layout:
+    """A new base: the live base copied, its masked points deleted, the delta's points added
+    (sealed every `seal_points` of them, as a build's base is).
     Points are written again from their vectors as read, where the datatype gives them back
     exactly; TurboQuant codes from `originals`, so that the codes are those a build writes."""
     coded = layout.datatype not in EXACT_DATATYPES
@@ -195,17 +197,20 @@ def _compact(folder: Path, live: str, generation: str, name: str, layout: Layout
         gone: list[Any] = point_ids(masked[:, 0])
         merged.update(UpdateOperation.delete_points(gone))
     delta = open_shard(f"{live}/{name}")
-    offset = None
+    offset, unsealed = None, 0
     while True:
         records, offset = delta.scroll(ScrollRequest(offset=offset, limit=_SCROLL_BATCH, with_payload=True, with_vector=True))
         if records:
             vectors = originals(np.array([signed_id(r.id) for r in records], np.int64)) if coded and originals else None
             upsert_records(merged, records, vectors)
+            unsealed += len(records)
+            if unsealed >= seal_points:
+                seal(merged)
+                unsealed = 0
         if offset is None:
             break
     delta.close()
-    merged.optimize()
-    merged.flush()
+    seal(merged)
     points = merged.info().points_count
     merged.close()
     return Layout(layout.dim, False, f"{generation}/{name}", points, datatype=layout.datatype, root_map=layout.root_map)

@@ -19,12 +19,15 @@ from kgwalk.storage import link_refusal
 
 
 ShardKind = Literal["graph", "base", "delta"]
+# Qdrant merges a shard's segments past this many: a base's sealed parts (index.seal_points) never
+# reach it (a 100M-edge KG's 640M walks are 160 parts of the default 4M points).
+_BASE_SEGMENTS = 1024
 
 
 def shard_config(dim: int, kind: ShardKind, hnsw_m: int, datatype: str) -> Any:
     """`graph`: searched globally through an HNSW graph (nodes). `base` and `delta`: no graph,
     searched within one root through the root's payload index (walks). A base is written once
-    (a build, a compaction), and `optimize` then seals it into an immutable segment whose id map,
+    (a build, a compaction), and `seal` makes it, part by part, immutable segments whose id map,
     root index and vectors stay on disk and are mapped on demand: loading the 7M-point base of a
     1M-edge KG took 13.6 s while Qdrant rebuilt them in memory, and every refresh and every cold
     query loads it. A delta (a refresh's writes) is never converted: it grows by small writes."""
@@ -56,8 +59,12 @@ def shard_config(dim: int, kind: ShardKind, hnsw_m: int, datatype: str) -> Any:
         # 5.6 s with Qdrant's defaults, recall@10 -0.08 to +0.04 of theirs, search p50 +0.2-1.2
         # ms; the build's `optimize` 84 s against 76 s (bench/results/node_updates.md).
         optimizers = EdgeOptimizersConfig(default_segment_number=8, deleted_threshold=0.5)
-    else:  # indexing_threshold in KB: 1 converts every segment on `optimize`, 0 never does
-        optimizers = EdgeOptimizersConfig(indexing_threshold=1 if kind == "base" else 0)
+    elif kind == "base":  # indexing_threshold in KB: 1 converts every segment on `optimize`
+        # Written in parts, each sealed as it fills (`seal`): never merged back into one segment,
+        # which would hold every point's memory at once again.
+        optimizers = EdgeOptimizersConfig(indexing_threshold=1, default_segment_number=_BASE_SEGMENTS)
+    else:  # 0: never converted
+        optimizers = EdgeOptimizersConfig(indexing_threshold=0)
     # No WAL: a generation that was not committed is thrown away, never recovered.
     return EdgeConfig(vectors=vectors, hnsw_config=hnsw, optimizers=optimizers, wal_enabled=False,
                       payload_memory=memory, id_tracker_memory=memory)
@@ -80,6 +87,13 @@ def create_shard(path: Path, dim: int, kind: ShardKind, hnsw_m: int, datatype: s
     if kind != "graph" and root_index:  # matched by value only: no range index; on disk once sealed
         shard.update(UpdateOperation.create_field_index(ROOT_FIELD, IntegerIndexParams(lookup=True, range=False, memory=Memory.Cold)))
     return shard
+
+
+def seal(shard: Any) -> None:
+    """Convert a base's writable segment into an immutable one on disk, and free the memory it
+    held: Qdrant lets go of it at `flush`, not at `optimize`."""
+    shard.optimize()
+    shard.flush()
 
 
 def load_shard(path: Path, config: Any = None) -> Any:

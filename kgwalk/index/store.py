@@ -227,7 +227,7 @@ def open_store(cfg: Config) -> VectorStore:
     if cfg.index.backend == "edge":
         from kgwalk.index.edge import EdgeStore
 
-        return EdgeStore(cfg.root / "qdrant", cfg.index.compact_ratio, datatype, cfg.index.node_sums_min_walks)
+        return EdgeStore(cfg.root / "qdrant", cfg.index.compact_ratio, datatype, cfg.index.node_sums_min_walks, cfg.index.seal_points)
     if not cfg.index.url:
         raise KgwalkError("index.url must be set for the server backend, e.g. http://localhost:6333 (conf/cluster.yaml takes it from QDRANT_URL)")
     return ServerStore(cfg.index.url, os.environ.get(cfg.index.api_key_env), cfg.index.max_retries, cfg.index.retry_backoff_s, datatype)
