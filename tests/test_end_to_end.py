@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import sys
 from contextlib import closing
+from dataclasses import replace
 
 import pyarrow.parquet as pq
 import pytest
@@ -15,7 +16,7 @@ from kgwalk.index.build import build_index
 from kgwalk.index.store import open_store
 from kgwalk.query import Retriever
 from kgwalk.query.paths import PRIOR_TABLE
-from kgwalk.stages import INDEX, run_build
+from kgwalk.stages import INDEX, STAGES, Runner, run_build
 from kgwalk.state import versions
 from kgwalk.storage import current_files, read_table
 
@@ -28,11 +29,17 @@ def tiny_build(spark, tmp_path_factory):
     # Arrow by path, and delta-rs hands them out percent-encoded
     warehouse = tmp_path_factory.mktemp("wh") / "my wärehouse"
     cfg = load_config(None, ["ray.num_cpus=2"], name="tiny-ünï", warehouse=str(warehouse), **{"kg.path": str(TINY_KG)})
-    report = run_build(cfg)
-    yield cfg, report
     import ray
 
-    ray.shutdown()
+    ray_at_start: dict[str, bool] = {}  # stage: whether Ray ran as it started
+
+    def watched(stage):
+        return replace(stage, build=lambda step: (ray_at_start.setdefault(stage.name, ray.is_initialized()), stage.build(step))[1])
+
+    report = Runner(cfg, stages=tuple(watched(stage) for stage in STAGES)).build()
+    report.ray_at_start = ray_at_start
+    yield cfg, report
+    ray.shutdown()  # where a test after the build started it again
 
 
 def test_build_writes_every_table_and_both_collections(tiny_build):
@@ -47,6 +54,8 @@ def test_build_writes_every_table_and_both_collections(tiny_build):
         assert store.count(f"{cfg.name}_walks") == report.walks
     assert report.nodes == read_table(cfg.table("entities")).num_rows  # every entity has a walk here
     assert report.index_bytes > 0
+    # Ray, started for verbalize, is let go before the index stage, which runs in this process
+    assert report.ray_at_start == {"kg": False, "walks": False, "texts": False, "vectors": True, INDEX.name: False}
     # zstd: a template sentence repeats its relation phrases (texts 33 bytes a walk against snappy's 43)
     for name in ("walks", "texts", "entities"):
         for f in current_files(cfg.table(name)):

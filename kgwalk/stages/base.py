@@ -89,6 +89,7 @@ class Stage(Generic[R]):
     # ends in one line and leaves nothing behind
     preflight: Callable[[Config], None] | None = None
     reads_kg_file: bool = False  # its command takes --kg and --format
+    uses_ray: bool = False  # a build lets Ray go after the last stage that uses it (kgwalk.ray_runtime.release_ray)
     # whether an earlier run left its table(s) complete for today's input and settings, so that a
     # build run again after a kill keeps them; default: `up_to_date`'s rule for derived tables
     kept: Callable[[Config], bool] | None = None

@@ -14,6 +14,7 @@ from kgwalk.config import Config
 from kgwalk.errors import KgwalkError
 from kgwalk.faults import crashpoint
 from kgwalk.log import log, timed
+from kgwalk.ray_runtime import release_ray
 from kgwalk.stages.base import ChangeInput, Stage, Step, folder_bytes, recorded
 from kgwalk.stages.index import INDEX
 from kgwalk.stages.ingest import INGEST
@@ -80,7 +81,9 @@ class Runner:
         """Every stage in full, in order, under one writer lock (taken after the preflight checks,
         so a wrong path leaves nothing behind). With `keep_done`, a stage whose table an earlier
         run left up to date (`Stage.up_to_date`: the same input and settings) is kept, not made
-        again: a build killed in its last stage resumes there when run again.
+        again: a build killed in its last stage resumes there when run again. Ray is let go
+        after the last stage that uses it: the index stage runs in this process and needs the
+        memory a local Ray keeps (kgwalk.ray_runtime.release_ray).
 
         A build is not a refresh from empty: the full path walks every root as a Spark job and
         verbalizes and embeds on Ray, where an update works in this process on the difference
@@ -90,14 +93,17 @@ class Runner:
             if stage.preflight:
                 stage.preflight(cfg)
         results: dict[str, Any] = {}
+        last_on_ray = max((n for n, stage in enumerate(self.stages) if stage.uses_ray), default=-1)
         with writer_lock(cfg, "kgwalk build"):
-            for stage in self.stages:
+            for n, stage in enumerate(self.stages):
                 start = time.perf_counter()
                 if keep_done and stage.up_to_date(cfg):
                     log(f"{stage.command}: kept, as an earlier run left it (same input and settings; --rebuild makes it again)")
                     report.kept.append(stage.command)
                 else:
                     results[stage.name] = self._run(stage)
+                if n == last_on_ray:
+                    release_ray()
                 report.seconds[stage.command] = time.perf_counter() - start
         index = results[INDEX.name]
         report.walks, report.nodes = index.walks, index.nodes

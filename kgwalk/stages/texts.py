@@ -102,6 +102,6 @@ def _update(step: Step) -> None:
 
 TEXTS: Stage[SentenceSink] = Stage(
     name="texts", command="verbalize", help="Ray pipeline: one sentence per walk -> Delta `texts`",
-    inputs=("walks", "entities", "relations"), build=_build, update=_update, settings=_settings,
+    inputs=("walks", "entities", "relations"), build=_build, update=_update, settings=_settings, uses_ray=True,
     describe=lambda cfg, s: f"{sum(s.sources.values()):,} sentences ({cfg.verbalize.verbalizer}: {s.summary()})",
 )

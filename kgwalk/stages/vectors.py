@@ -66,6 +66,6 @@ def _update(step: Step) -> None:
 
 VECTORS: Stage[int] = Stage(
     name="vectors", command="embed", help="Ray actor pool: sentence vectors -> Delta `vectors`",
-    inputs=("texts",), build=_build, update=_update, settings=lambda cfg: vector_settings(cfg.embed, cfg.index.backend),
+    inputs=("texts",), build=_build, update=_update, settings=lambda cfg: vector_settings(cfg.embed, cfg.index.backend), uses_ray=True,
     describe=_describe,
 )
