@@ -66,8 +66,8 @@ from kgwalk.storage import read_table  # noqa: E402
 def change_set(cfg, fraction: float, rng: np.random.Generator, out: Path) -> int:
     """Write a change set touching `fraction` of the current edges; returns its size."""
     edges = read_table(cfg.table("edges"))
-    keys = {t: dict(zip(read_table(cfg.table(t), ["id"]).column("id").to_pylist(), read_table(cfg.table(t), ["key"]).column("key").to_pylist()))
-            for t in ("entities", "relations")}
+    # id and key from one read: two reads of a table of many files need not return rows in the same order (at 10M edges they did not)
+    keys = {t: dict(zip(*(table.column(c).to_pylist() for c in ("id", "key")))) for t in ("entities", "relations") for table in [read_table(cfg.table(t), ["id", "key"])]}
     n = max(2, int(round(fraction * edges.num_rows)))
     src, rel, dst = (edges.column(c).to_numpy() for c in ("src", "rel", "dst"))
     rows = []
