@@ -269,8 +269,8 @@ class IndexConf:
               "The 10M-edge KG's 3.7M roots would take 7.7 GB at once (bench/results/scale_build_10m_memory.md).")
     seal_points: Count = setting(
         4_000_000, "edge: the walks' base (a build's, a compaction's) is sealed into a segment on disk every this many points as "
-                   "it is written. Until sealed, Qdrant holds about 240 B a point in memory at 256 dimensions: 1 GB at this "
-                   "value, 15 GB for the 10M-edge KG's 64M walks written whole (bench/results/scale_build_10m_memory.md).")
+                   "it is written. Until sealed, Qdrant holds about 290 B a point in memory at 256 dimensions: 1.2 GB at this "
+                   "value, 19 GB for the 10M-edge KG's 64M walks written whole (bench/results/scale_build_10m_memory.md).")
     compact_ratio: float = setting(0.2, "edge: a refresh merges the walks' delta into a new base once delta and masked points pass "
                                         "this fraction of the base (one copy of the base, amortised over refreshes).")
     max_retries: int = setting(5, "server: retries of a failed request (connection errors, 429, 5xx), then a one-line failure.")
