@@ -31,6 +31,7 @@ def tiny_build(spark, tmp_path_factory):
     cfg = load_config(None, ["ray.num_cpus=2"], name="tiny-ünï", warehouse=str(warehouse), **{"kg.path": str(TINY_KG)})
     import ray
 
+    ray.shutdown()  # an earlier test module may have left Ray running: this build must start it itself
     ray_at_start: dict[str, bool] = {}  # stage: whether Ray ran as it started
 
     def watched(stage):
