@@ -264,9 +264,10 @@ class IndexConf:
             "touches again: a 0.1% refresh costs 0.076 of the build against 0.052 at 1, where every root keeps one at 116 B a "
             "walk (bench/results/bytes_per_walk_synth1m_nodes.md, refresh_node_sums.md).")
     sums_memory_mib: Count = setting(
-        1024, "The node sums the index stage holds at once (2 KiB a root at 256 dimensions): a KG with more roots is indexed in "
-              "one pass over its texts (or vectors) per range of roots that fits, each embedding only its own walks' texts. "
-              "The 10M-edge KG's 3.7M roots would take 7.7 GB at once (bench/results/scale_build_10m_memory.md).")
+        4096, "The node sums the index stage holds at once (2 KiB a root at 256 dimensions: 2M roots): a KG with more roots is "
+              "indexed in one pass over its texts (or vectors) per range of roots that fits, each embedding only its own walks' "
+              "texts; each pass rereads every text. The 10M-edge KG's 3.7M roots take 7.7 GB at once, two passes here "
+              "(bench/results/scale_build_10m_memory.md).")
     seal_points: Count = setting(
         4_000_000, "edge: the walks' base (a build's, a compaction's) is sealed into a segment on disk every this many points as "
                    "it is written. Until sealed, Qdrant holds about 290 B a point in memory at 256 dimensions: 1.2 GB at this "

@@ -6,22 +6,28 @@ from __future__ import annotations
 import numpy as np
 
 from kgwalk.index.edge import EdgeStore
-from kgwalk.index.root_map import RootMap, empty_root_map
+from kgwalk.index.root_map import RootChanges, RootMap, empty_root_map
 
 
 def test_a_root_map_follows_removals_and_additions_like_a_dict(tmp_path):
+    """Each commit applies one writer's changes, several batches of removals and additions in
+    their order (an id added, removed and added again within one writer), to the map before it."""
     rng = np.random.default_rng(3)
     model: dict[int, int] = {}
     current = empty_root_map()
     for step in range(12):
-        added = rng.integers(-(2**62), 2**62, 40) if step % 3 else rng.choice(list(model) or [7], 40)  # new ids, or ids again
-        roots = rng.integers(-5, 5, len(added))
-        known = np.array(list(model) or [0], np.int64)
-        removed = np.concatenate([rng.choice(known, 10), rng.integers(0, 2**62, 3)])  # present, and never seen
-        current = current.updated(removed, added.astype(np.int64), roots.astype(np.int64))
-        for i in removed.tolist():
-            model.pop(i, None)
-        model.update(zip(added.tolist(), roots.tolist()))
+        changes = RootChanges()
+        for _ in range(3):
+            added = rng.integers(-(2**62), 2**62, 40) if step % 3 else rng.choice(list(model) or [7], 40)  # new ids, or ids again
+            roots = rng.integers(-5, 5, len(added))
+            changes.add(added.astype(np.int64), roots.astype(np.int64))
+            model.update(zip(added.tolist(), roots.tolist()))
+            known = np.array(list(model), np.int64)
+            removed = np.concatenate([rng.choice(known, 10), rng.integers(0, 2**62, 3)])  # present, and never seen
+            changes.remove(removed)
+            for i in removed.tolist():
+                model.pop(i, None)
+        current = changes.applied_to(current)
         current.save(tmp_path, ".", f"c{step}")
         current = RootMap.load(tmp_path, ".", f"c{step}")  # memory-mapped, as a reader opens it
         for root in range(-6, 6):

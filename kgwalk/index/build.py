@@ -148,10 +148,14 @@ def build_index(cfg: Config, reflects: dict[str, int], progress: bool = True) ->
                     raise KgwalkError(f"vectors cover {int(taken.sum()):,} of {len(taken):,} walks: rerun `kgwalk embed`")
                 store.finish(walks_c)  # the walks' base seals on its own thread while the last nodes are written
             nodes += write_nodes(store, nodes_c, sums, labels, cfg.index.upsert_batch, progress)
+        walks = meta.num_rows
+        # the commit builds the walks' root map from every write (kgwalk.index.root_map.RootChanges):
+        # at 10M edges it needs the 1.5 GB of walk metadata and the node sums' GBs these held
+        del meta, meta_ids, meta_roots, meta_text_ids, taken, sums
         store.finish(nodes_c)
         store.commit(reflects)
     entities = len(labels.entity_ids)
-    return IndexResult(walks=meta.num_rows, nodes=nodes, entities_without_walks=entities - nodes)
+    return IndexResult(walks=walks, nodes=nodes, entities_without_walks=entities - nodes)
 
 
 def write_nodes(store, nodes_c: str, sums: NodeSums, labels: LabelLookup, step: int, progress: bool) -> int:

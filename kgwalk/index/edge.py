@@ -38,7 +38,7 @@ from kgwalk.index.generations import Generations, Layout, write_atomically
 from kgwalk.index.layered import NO_ROOT, LayeredCollection, carry_over, masked_path
 from kgwalk.index.node_sums import NodeSumFiles
 from kgwalk.index.qdrant_shards import PrivateCopies, copy_shard, create_shard, load_shard, seal
-from kgwalk.index.root_map import RootMap, empty_root_map, root_map_paths
+from kgwalk.index.root_map import RootChanges, RootMap, empty_root_map, root_map_paths
 
 # A graph collection's HNSW graph is rebuilt once the points written since its last build pass
 # this fraction of its points (at least _UNINDEXED_MIN's): until then they are scanned exactly.
@@ -73,7 +73,7 @@ class EdgeStore:
         self._unsealed: dict[str, int] = {}  # a base this writer writes: points written since its last part was sealed
         self._layouts: dict[str, Layout] | None = None
         self._root_maps: dict[str, RootMap] = {}  # graphless collections' maps, as the generation read keeps them
-        self._root_changes: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}  # (removed, added ids, their roots)
+        self._root_changes: dict[str, RootChanges] = {}  # of graphless collections, applied to their root maps at commit
         self._carried_from: str | None = None  # the live generation a refresh's writer carried its collections over from
         self._generation: str | None = None  # the one this store reads, or writes after begin()
         self._writing = False
@@ -226,7 +226,7 @@ class EdgeStore:
         roots = np.array([p.get(ROOT_FIELD, NO_ROOT) for p in payloads], np.int64)
         kept: list[dict[str, Any] | None] = list(payloads)
         if layout.root_map:  # the roots go to the collection's RootMap, the points carry no payload
-            self._root_changes.setdefault(collection, []).append((np.zeros(0, np.int64), np.asarray(ids, np.int64), roots))
+            self._root_changes.setdefault(collection, RootChanges()).add(ids, roots)
             kept = [None] * len(payloads)
         points = [Point(id=i, vector=flat[row * dim : (row + 1) * dim], payload=p) for row, (i, p) in enumerate(zip(point_ids(ids), kept))]
         if c.delta is not None:  # a walk point's root (a replaced point keeps its root)
@@ -263,7 +263,7 @@ class EdgeStore:
         gone: list[Any] = point_ids(ids)
         c.writable.update(UpdateOperation.delete_points(gone))
         if self.layouts()[collection].root_map:
-            self._root_changes.setdefault(collection, []).append((np.asarray(ids, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)))
+            self._root_changes.setdefault(collection, RootChanges()).remove(ids)
         self._written[collection] = self._written.get(collection, 0) + len(ids)
         if c.delta is not None:
             c.hide_in_base(ids, roots)
@@ -376,17 +376,8 @@ class EdgeStore:
         """What a writer's commit keeps: the map it started from (empty for a collection it
         created; else the live generation's) with its deletions and upserts, in their order."""
         current = empty_root_map() if collection in self._created or self._carried_from is None else self._saved_root_map(self._carried_from, collection)
-        changes = self._root_changes.pop(collection, [])
-        if not changes:
-            return current
-        # one update from every write's last word on each id: one update per write batch sorted the whole map each time
-        ids = np.concatenate([part for removed, added, _ in changes for part in (removed, added)])
-        roots = np.concatenate([part for removed, _, added_roots in changes for part in (np.full(len(removed), NO_ROOT), added_roots)])
-        deleted = np.concatenate([part for removed, added, _ in changes for part in (np.ones(len(removed), bool), np.zeros(len(added), bool))])
-        _, last = np.unique(ids[::-1], return_index=True)
-        final = len(ids) - 1 - last
-        ids, roots, deleted = ids[final], roots[final], deleted[final]
-        return current.updated(ids[deleted], ids[~deleted], roots[~deleted])
+        changes = self._root_changes.pop(collection, None)
+        return current if changes is None else changes.applied_to(current)
 
     def count(self, collection: str) -> int:
         return self._collection(collection).count()
