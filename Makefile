@@ -72,8 +72,8 @@ test-slow: $(STAMP)
 test-llm: $(STAMP)
 	$(PY) -m pytest -m llm
 
-# Only the loopback-cluster test (standalone Spark + Ray cluster on 127.0.0.1); `make test` runs it too
-# (its 100K-edge build is in `make test-slow`).
+# The loopback-cluster test (standalone Spark + Ray clusters on 127.0.0.1, about two minutes): its own target, which
+# .ci/run calls, to keep `make test` within about 15 minutes (its 100K-edge build is in `make test-slow`).
 test-cluster: $(STAMP)
 	$(PY) -m pytest -m 'cluster and not slow'
 
