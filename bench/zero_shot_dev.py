@@ -13,7 +13,12 @@ built here: `--metaqa-warehouse` names a finished build of MetaQA's whole KB (KG
 which is only read: `kgwalk eval metaqa --split dev --limit 1000 --plain` on it, and the
 metaqa-dotted questions (their labels are MetaQA's) asked of it, which tells a renamed relation's
 cost from a rewritten question's. `--set` settings go to every eval (not to builds), for comparing
-a ranking change on all sets: the report is then named zero_shot_dev_sets_<tag>.md (--tag).
+a ranking change on all sets: the report is then named zero_shot_dev_sets_<tag>.md (--tag). With
+`--baseline TAG`, the report sets each row beside the same row of the run saved under that tag
+(run just before, on the same machine: the change off, say):
+
+    .venv/bin/python bench/zero_shot_dev.py ... --set query.synthetic.link_hops=0 --tag link_hops_off
+    .venv/bin/python bench/zero_shot_dev.py ... --tag link_hops --baseline link_hops_off
 
 Beside each row, "on a walk": the share of its questions with a gold answer on some walk rooted at
 a topic, the most node-then-walk retrieval can find in that corpus (walks.depth and
@@ -111,6 +116,23 @@ def _means(results: dict[str, list[dict]]) -> list[str]:
     return lines
 
 
+def _comparison(baseline: dict, results: dict[str, list[dict]], metaqa_rows: list[dict]) -> list[str]:
+    """Hits@1 and context recall@3 of each row, the baseline run's beside this run's."""
+    def keyed(results: dict[str, list[dict]], metaqa_rows: list[dict]) -> dict[tuple[str, str], dict]:
+        rows = {("MetaQA (qa_dev, 1,000 a hop)", f"dev-{s['hops']}hop"): s for s in metaqa_rows}
+        rows.update({(label, s["file"].removesuffix(".txt")): s for label, set_rows in results.items() for s in set_rows})
+        return rows
+
+    before, after = keyed(baseline["results"], baseline["metaqa"]), keyed(results, metaqa_rows)
+    lines = ["| set | questions | Hits@1 before | after | change | context recall@3 before | after |", "|---|---|---:|---:|---:|---:|---:|"]
+    for key in (k for k in after if k in before):
+        b, a = before[key], after[key]
+        change = 100 * (a["extractive_hits1"] - b["extractive_hits1"])
+        lines.append(f"| {key[0]} | {key[1]} | {100 * b['extractive_hits1']:.1f} | {100 * a['extractive_hits1']:.1f} | {change:+.1f} "
+                     f"| {b['context_recall']:.3f} | {a['context_recall']:.3f} |")
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", required=True, help="the folder bench/dev_sets.py wrote")
@@ -119,6 +141,7 @@ def main() -> None:
     parser.add_argument("--sets", default=",".join(DEV_SETS), help="comma-separated sets (default: all)")
     parser.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE", help="a query setting for every eval")
     parser.add_argument("--tag", help="report name suffix, for runs with --set")
+    parser.add_argument("--baseline", metavar="TAG", help="set each row beside the run saved under this tag")
     parser.add_argument("--report-only", action="store_true", help="no builds or evals: the report from the last run's results")
     args = parser.parse_args()
     data, warehouse = Path(args.data), Path(args.warehouse)
@@ -141,7 +164,7 @@ def main() -> None:
         if args.metaqa_warehouse:
             metaqa_rows = eval_under_lock(["metaqa", "--warehouse", args.metaqa_warehouse, "--name", "metaqa", "--split", "dev", "--limit", "1000"],
                                    args.settings)
-        saved.write_text(json.dumps({"results": results, "metaqa": metaqa_rows, "build_seconds": seconds}))
+        saved.write_text(json.dumps({"results": results, "metaqa": metaqa_rows, "build_seconds": seconds, "settings": args.settings}))
     reachable = {label: on_walks(kg, file_questions(kg, [questions / f for f in FILES if (questions / f).exists()])) for label, (kg, questions) in kgs.items()}
     if metaqa_rows:
         mq = {str(s["hops"]): sample(load_questions(question_file(DATA, s["hops"], "dev")), 1000) for s in metaqa_rows}
@@ -157,6 +180,11 @@ def main() -> None:
     for label, rows in results.items():
         body += _file_rows(label, rows, reachable[label])
     body += ["", "Means over the step counts (each step count weighs the same):", "", *_means(results)]
+    if args.baseline:
+        baseline = json.loads((warehouse / f"results_{args.baseline}.json").read_text())
+        body += ["", f"## Beside the run tagged {args.baseline} ({', '.join(baseline.get('settings', [])) or 'its defaults'})", "",
+                 *_comparison(baseline, results, metaqa_rows),
+                 "", "Its means over the step counts:", "", *_means(baseline["results"])]
     sets_md = data / "sets.md"
     if sets_md.exists():
         body += ["", "## The sets", "", *sets_md.read_text().splitlines()[2:]]

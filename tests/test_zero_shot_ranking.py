@@ -16,7 +16,7 @@ from kgwalk.config import SyntheticConf, load_config
 from kgwalk.errors import KgwalkError
 from kgwalk.query.corpus_paths import corpus_paths, embed_cached, path_questions, path_readings
 from kgwalk.query.synthetic import SyntheticPrior
-from kgwalk.query.words import content_words, expected_hops, focus_weights, relation_mentions, relation_word_matches, same_stem, words_of
+from kgwalk.query.words import content_words, expected_hops, focus_weights, linked_phrases, relation_mentions, relation_word_matches, same_stem, words_of
 from kgwalk.verbalize.template import TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
@@ -36,7 +36,7 @@ QUESTIONS = [
 
 def _settings(**values) -> SyntheticConf:
     """The prior's settings with every optional term off unless named (the defaults turn them on)."""
-    return SyntheticConf(**{"coverage": 0.0, "focus": 0.0, "mention_hops": 0.0, **values})
+    return SyntheticConf(**{"coverage": 0.0, "focus": 0.0, "mention_hops": 0.0, "link_hops": 0.0, **values})
 
 
 def triples():
@@ -123,6 +123,27 @@ def test_a_question_asks_for_as_many_steps_as_its_content_words_say():
     assert expected_hops("what movies did E act in", 2.0) == 1.0
     assert expected_hops("who directed the films that E acted in", 1.5) == 2.0
     assert expected_hops("where is the club of E headquartered", 1.5) == 2.0
+
+
+def test_a_nested_question_asks_for_as_many_steps_as_the_phrases_it_links(tmp_path, monkeypatch):
+    # "of", a possessive and a relative pronoun after a content word link phrases; an interrogative "which" does not
+    assert linked_phrases("the country of the birthplace of the director of E") == 3
+    assert linked_phrases("in which country was the director of E born?") == 1
+    assert linked_phrases("where is E's team based?") == 1
+    assert linked_phrases("who directed the films that E acted in") == 1
+    assert linked_phrases("which films did E direct?") == 0
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+
+    class Flat:
+        def encode(self, texts):
+            return np.ones((len(texts), 4), np.float32)
+
+    prior = SyntheticPrior([(["directed_by"], [False])], TemplateVerbalizer({}), Flat(), "flat", _settings(link_hops=0.7, words_per_hop=1.75))
+    # 3 content words (1.7 steps by words), 4 phrases linked: 0.7 x 4
+    assert prior.expected_hops("the nationality of the spouse of the father of E") == pytest.approx(0.7 * 4)
+    assert prior.expected_hops("what movies did E act in") == pytest.approx(2 / 1.75)  # no link: the words decide
+    prior.settings = dataclasses.replace(prior.settings, link_hops=0.0)  # off
+    assert prior.expected_hops("the nationality of the spouse of the father of E") == pytest.approx(3 / 1.75)
 
 
 def test_a_question_that_names_more_relations_than_its_words_say_asks_for_more_steps(tmp_path, monkeypatch):

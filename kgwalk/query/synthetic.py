@@ -17,7 +17,7 @@ from kgwalk.embed.model import Embedder
 from kgwalk.errors import KgwalkError
 from kgwalk.query.hits import WalkHit
 from kgwalk.query.corpus_paths import embed_cached, parse_signature, path_readings, phrase_words, read_corpus_paths, unit_vectors
-from kgwalk.query.words import content_words, expected_hops, focus_weights, relation_mentions, relation_word_matches, same_stem, words_of
+from kgwalk.query.words import content_words, expected_hops, focus_weights, linked_phrases, relation_mentions, relation_word_matches, same_stem, words_of
 from kgwalk.verbalize.template import TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
@@ -128,14 +128,17 @@ class SyntheticPrior:
         return known[word]
 
     def expected_hops(self, masked_question: str) -> float:
-        """The steps the question asks for: `expected_hops` by its content words, or `mention_hops` per relation it names
-        (`relation_mentions`) where more. The words per step vary: "who directed the films written by the writer of E"
-        spends 4 content words on 3 steps (written_by named for two); "what is E about", 1 on 1."""
+        """The steps the question asks for: `expected_hops` by its content words, or where more, `mention_hops` per
+        relation it names (`relation_mentions`) or `link_hops` per phrase of its chain (`linked_phrases` + 1). The words
+        per step vary: "who directed the films written by the writer of E" spends 4 content words on 3 steps (written_by
+        named for two); "the country of the birthplace of the director of E", 3 on 3; "what is E about", 1 on 1."""
         s = self.settings
-        by_words = expected_hops(masked_question, s.words_per_hop)
-        if not s.mention_hops:
-            return by_words
-        return max(by_words, s.mention_hops * relation_mentions(masked_question, self._word_relations))
+        counts = [expected_hops(masked_question, s.words_per_hop)]
+        if s.mention_hops:
+            counts.append(s.mention_hops * relation_mentions(masked_question, self._word_relations))
+        if s.link_hops:
+            counts.append(s.link_hops * (linked_phrases(masked_question) + 1))
+        return max(counts)
 
     def _word_vectors(self, words: list[str]) -> np.ndarray:
         """Unit vectors of `words`, embedded once. A server's threads may share the prior: the cache is

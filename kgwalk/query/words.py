@@ -77,6 +77,15 @@ def expected_hops(masked_question: str, words_per_hop: float) -> float:
     return sum(w.lower() not in FUNCTION_WORDS for w in WORD.findall(masked_question)) / words_per_hop
 
 
+def linked_phrases(masked_question: str) -> int:
+    """How many times the question links a phrase to the next: by "of", a possessive, or a relative pronoun after a
+    content word ("the films that", not "in which"). A nested question spends about one content word a step ("the
+    country of the birthplace of the director of E": 3 words, 2 links, 3 steps), fewer than `expected_hops` reckons."""
+    tokens = [w.lower() for w in WORD.findall(masked_question)]
+    return sum(t == "of" or t.endswith("'s") or (t in RELATIVE_PRONOUNS and i > 0 and is_content(tokens[i - 1]))
+               for i, t in enumerate(tokens))
+
+
 def relation_word_matches(word: str, relations_of: dict[str, list[str]]) -> dict[str, frozenset[str]]:
     """Per relation, the words of its phrases that `word` (lower-cased) is a form of (`same_stem`, compounds counted);
     only relations with some. `relations_of`: each word of the KG's relation phrases, the relations it is a word of
