@@ -80,7 +80,7 @@ def expected_hops(masked_question: str, words_per_hop: float) -> float:
 def linked_phrases(masked_question: str) -> int:
     """How many times the question links a phrase to the next: by "of", a possessive, or a relative pronoun after a
     content word ("the films that", not "in which"). A nested question spends about one content word a step ("the
-    country of the birthplace of the director of E": 3 words, 2 links, 3 steps), fewer than `expected_hops` reckons."""
+    country of the birthplace of the director of E": 3 words, 3 links, 3 steps), fewer than `expected_hops` reckons."""
     tokens = [w.lower() for w in WORD.findall(masked_question)]
     return sum(t == "of" or t.endswith("'s") or (t in RELATIVE_PRONOUNS and i > 0 and is_content(tokens[i - 1]))
                for i, t in enumerate(tokens))
