@@ -20,6 +20,11 @@ a ranking change on all sets: the report is then named zero_shot_dev_sets_<tag>.
     .venv/bin/python bench/zero_shot_dev.py ... --set query.synthetic.link_hops=0 --tag link_hops_off
     .venv/bin/python bench/zero_shot_dev.py ... --tag link_hops --baseline link_hops_off
 
+`--sweep KEY=V1,V2,...` runs the evals once per value of one query setting, on the dev files only
+(the held ones are never tuned on), and writes zero_shot_dev_sweep_<key>.md: per value, each
+set's Hits@1 and context recall@3 averaged over its step counts, beside MetaQA dev's. What shows
+whether a constant holds on KGs of other shapes.
+
 Beside each row, "on a walk": the share of its questions with a gold answer on some walk rooted at
 a topic, the most node-then-walk retrieval can find in that corpus (walks.depth and
 walks.hub_degree bound it: a walk never passes through a hub). `--report-only` writes the report
@@ -105,15 +110,56 @@ def _means(results: dict[str, list[dict]]) -> list[str]:
              "|---|---|---:|---:|---:|---:|"]
     for label, rows in results.items():
         for split in ("dev", "held"):
-            steps = [s for s in rows if s.get("file", "").startswith(f"{split}-") and "hop" in s["file"]]
+            means = _step_means([s for s in rows if "file" in s], split)
             conj = [s for s in rows if s.get("file") == f"{split}-conj.txt"]
-            if not steps:
+            if means is None:
                 continue
-            hits = 100 * sum(s["extractive_hits1"] for s in steps) / len(steps)
-            recall = sum(s["context_recall"] for s in steps) / len(steps)
+            hits, recall = means
             conj_cells = f"{100 * conj[0]['extractive_hits1']:.1f} | {conj[0]['context_recall']:.3f}" if conj else "- | -"
             lines.append(f"| {label} | {split} | {hits:.1f} | {recall:.3f} | {conj_cells} |")
     return lines
+
+
+def run_evals(kgs: dict[str, tuple[Path, Path]], files: list[str], metaqa_warehouse: str | None, settings: list[str]) -> tuple[dict, list[dict]]:
+    """Each set's rows (`kgwalk eval questions` on its `files`), and MetaQA dev's where its warehouse is given."""
+    results = {}
+    for label, (kg, questions) in kgs.items():
+        given = [a for f in files if (questions / f).exists() for a in ("--file", str(questions / f))]
+        results[label] = eval_under_lock(["questions", "--warehouse", str(kg.parent), "--name", kg.name, *given], settings)
+    metaqa_rows = []
+    if metaqa_warehouse:
+        metaqa_rows = eval_under_lock(["metaqa", "--warehouse", metaqa_warehouse, "--name", "metaqa", "--split", "dev", "--limit", "1000"], settings)
+    return results, metaqa_rows
+
+
+def _step_means(rows: list[dict], split: str) -> tuple[float, float] | None:
+    """Hits@1 (%) and context recall@3 averaged over a split's step counts (two-topic questions apart)."""
+    # a question file's row names its file (dev-2hop.txt); `kgwalk eval metaqa`'s, its hops (of the split asked for)
+    steps = [s for s in rows if (s["file"].startswith(f"{split}-") and "hop" in s["file"] if "file" in s else "hops" in s)]
+    if not steps:
+        return None
+    return 100 * sum(s["extractive_hits1"] for s in steps) / len(steps), sum(s["context_recall"] for s in steps) / len(steps)
+
+
+def sweep(args: argparse.Namespace, kgs: dict[str, tuple[Path, Path]], warehouse: Path) -> None:
+    key, values = args.sweep.split("=", 1)
+    runs = {}
+    for value in values.split(","):
+        results, metaqa_rows = run_evals(kgs, [f for f in FILES if f.startswith("dev-")], args.metaqa_warehouse, [*args.settings, f"{key}={value}"])
+        runs[value] = {"MetaQA dev": metaqa_rows, **results} if metaqa_rows else results
+    name = key.removeprefix("query.").replace(".", "_")
+    (warehouse / f"sweep_{name}.json").write_text(json.dumps(runs))
+    labels = list(next(iter(runs.values())))
+    body = [f"Dev files only; zero-shot, query settings at their defaults but {key}" + (f" and {', '.join(args.settings)}" if args.settings else "") + ".",
+            "Each cell: extractive Hits@1 (%) / context recall@3, averaged over the set's step counts (1-3; two-topic questions apart);",
+            "the last column averages the sets' Hits@1.", "",
+            f"| {key} | " + " | ".join(labels) + " | mean Hits@1 |", "|---|" + "---:|" * (len(labels) + 1)]
+    for value, by_set in runs.items():
+        means = {label: _step_means(rows, "dev") for label, rows in by_set.items()}
+        cells = [f"{m[0]:.1f} / {m[1]:.3f}" if m else "-" for m in means.values()]
+        hits = [m[0] for m in means.values() if m]
+        body.append(f"| {value} | " + " | ".join(cells) + f" | {sum(hits) / len(hits):.1f} |")
+    save_report(f"zero_shot_dev_sweep_{name}", f"{key} on the development sets", [f"- data: {args.data}; corpora: {warehouse}"], body)
 
 
 def _comparison(baseline: dict, results: dict[str, list[dict]], metaqa_rows: list[dict]) -> list[str]:
@@ -141,6 +187,7 @@ def main() -> None:
     parser.add_argument("--sets", default=",".join(DEV_SETS), help="comma-separated sets (default: all)")
     parser.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE", help="a query setting for every eval")
     parser.add_argument("--tag", help="report name suffix, for runs with --set")
+    parser.add_argument("--sweep", metavar="KEY=V1,V2", help="one query setting at each value, on the dev files; its own report")
     parser.add_argument("--baseline", metavar="TAG", help="set each row beside the run saved under this tag")
     parser.add_argument("--report-only", action="store_true", help="no builds or evals: the report from the last run's results")
     args = parser.parse_args()
@@ -151,19 +198,17 @@ def main() -> None:
     kgs = {name: (warehouse / name, data / name) for name in names}
     if args.metaqa_warehouse:
         kgs[mq_label] = (Path(args.metaqa_warehouse) / "metaqa", data / "metaqa-dotted")
+    if args.sweep:
+        for name in names:
+            build(data, warehouse, name)
+        sweep(args, kgs, warehouse)
+        return
     if args.report_only:
         saved_run = json.loads(saved.read_text())
         results, metaqa_rows, seconds = saved_run["results"], saved_run["metaqa"], saved_run["build_seconds"]
     else:
         seconds = {name: build(data, warehouse, name) for name in names}
-        results = {}
-        for label, (kg, questions) in kgs.items():
-            files = [a for f in FILES if (questions / f).exists() for a in ("--file", str(questions / f))]
-            results[label] = eval_under_lock(["questions", "--warehouse", str(kg.parent), "--name", kg.name, *files], args.settings)
-        metaqa_rows = []
-        if args.metaqa_warehouse:
-            metaqa_rows = eval_under_lock(["metaqa", "--warehouse", args.metaqa_warehouse, "--name", "metaqa", "--split", "dev", "--limit", "1000"],
-                                   args.settings)
+        results, metaqa_rows = run_evals(kgs, FILES, args.metaqa_warehouse, args.settings)
         saved.write_text(json.dumps({"results": results, "metaqa": metaqa_rows, "build_seconds": seconds, "settings": args.settings}))
     reachable = {label: on_walks(kg, file_questions(kg, [questions / f for f in FILES if (questions / f).exists()])) for label, (kg, questions) in kgs.items()}
     if metaqa_rows:
