@@ -17,7 +17,6 @@ a nested question.
 from __future__ import annotations
 
 import argparse
-import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -25,11 +24,9 @@ from common import DATA, DEV_SETS, HOPS
 from report import save_report
 
 from kgwalk.query.corpus_paths import phrase_words
+from kgwalk.query.paths import masked_question
 from kgwalk.query.words import expected_hops, linked_phrases, relation_mentions, relation_word_matches
 from kgwalk.verbalize.template import TemplateVerbalizer
-
-TOPIC = re.compile(r"\[[^\]]*\]")
-
 
 class Counts:
     """A question's counts: content words, relations named (on its KG's relation phrases), phrases linked."""
@@ -48,7 +45,7 @@ class Counts:
         return self.matches[word]
 
     def of(self, line: str) -> tuple[float, int, int]:
-        masked = TOPIC.sub("E", line.split("\t")[0])
+        masked = masked_question(line.split("\t")[0], [])
         return expected_hops(masked, 1.0), relation_mentions(masked, self._match), linked_phrases(masked)
 
 
