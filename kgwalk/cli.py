@@ -181,7 +181,7 @@ def _query(args: argparse.Namespace) -> int:
     cfg = config_from_args(args)
     _check_k(cfg, args)
     check_kg_exists(cfg)
-    with closing(Retriever(cfg, records_on_demand=True)) as retriever:  # one question: its walks' rows, not every walk's
+    with closing(Retriever(cfg, records="tables")) as retriever:  # one question: its walks' rows, not every walk's
         retrieval = retriever.retrieve(args.question, args.k_nodes, args.k_walks)
     if args.json:
         print(json.dumps(retrieval.to_json(), ensure_ascii=False))

@@ -7,12 +7,13 @@ import numpy as np
 import pytest
 
 import corpus
+import kgwalk.index.records as records_module
 from kgwalk.errors import KgwalkError
-from kgwalk.index.records import WalkRecords
+from kgwalk.index.records import RECORD_BYTES, WalkRecords, record_source
 from kgwalk.index.store import collection_names, open_store
 from kgwalk.query.retriever import Retriever
 from kgwalk.refresh.job import run_refresh
-from kgwalk.storage import read_table
+from kgwalk.storage import read_rows, read_table
 from kgwalk.walks.labels import signature, walk_triples
 
 TRIPLES = [
@@ -65,50 +66,106 @@ def test_walk_hits_show_the_tables_rows_while_points_carry_ids_only(tmp_path):
     retriever.close()
 
 
-def test_records_read_on_demand_equal_those_held_in_memory(tmp_path):
-    """A one-shot reader (`kgwalk query`) reads only its hits' rows: the very same records, in the
-    order asked, repeated ids included; a missing id is an error either way."""
-    cfg = built_config(tmp_path)
-    ids = sorted(expected_walks(cfg))
+def walk_roots(cfg) -> dict[int, int]:
+    return dict(zip(*(read_table(cfg.table("walks"), ["walk_id", "root"]).column(c).to_pylist() for c in ("walk_id", "root"))))
+
+
+def index_reflects(cfg) -> dict:
     store = open_store(cfg)
-    reflects = store.reflects()
-    store.close()
-    held, on_demand = WalkRecords(cfg), WalkRecords(cfg, on_demand=True)
-    for records in (held, on_demand):
+    try:
+        return store.reflects()
+    finally:
+        store.close()
+
+
+def test_records_read_from_the_tables_or_remade_from_the_graph_equal_those_held_in_memory(tmp_path, monkeypatch):
+    """A one-shot reader (`kgwalk query`) reads only its hits' rows, and the graph source makes its hits'
+    roots' walks and sentences again: the very same records, in the order asked, repeated ids included;
+    a missing id is an error every way."""
+    cfg = built_config(tmp_path)
+    roots = walk_roots(cfg)
+    ids = sorted(roots)
+    reflects = index_reflects(cfg)
+    held, tables, graph = WalkRecords(cfg, "memory"), WalkRecords(cfg, "tables"), WalkRecords(cfg, "graph")
+    for records in (held, tables, graph):
         records.sync(reflects)
+    assert graph.graph is not None and held.graph is None and tables.graph is None
+    rows_read = []  # the walk ids each lookup read from the tables
+    monkeypatch.setattr(records_module, "read_rows", lambda *a, **kw: rows_read.append(list(kw.get("values", []))) or read_rows(*a, **kw))
     asked = [ids[3], ids[0], ids[-1], ids[3]]
-    assert on_demand.lookup(asked) == held.lookup(asked) and [r["walk_id"] for r in on_demand.lookup(asked)] == asked
-    assert on_demand.lookup(ids) == held.lookup(ids) and on_demand.lookup([]) == []
-    for records in (held, on_demand):
+    assert graph.lookup(ids, [roots[i] for i in ids]) == held.lookup(ids) and rows_read == []  # all remade, none read
+    for records in (tables, graph):
+        assert records.lookup(asked, [roots[i] for i in asked]) == held.lookup(asked)
+        assert records.lookup(ids, [roots[i] for i in ids]) == held.lookup(ids) and records.lookup([], []) == []
+    assert [r["walk_id"] for r in graph.lookup(asked, [roots[i] for i in asked])] == asked
+    assert graph.lookup(asked) == held.lookup(asked)  # no roots: read from the tables
+    wrong_roots = [roots[ids[0]]] * len(ids)  # walks the graph does not remake from these roots are read
+    rows_read.clear()
+    assert graph.lookup(ids, wrong_roots) == held.lookup(ids)
+    assert sorted(rows_read[0]) == sorted(i for i in ids if roots[i] != roots[ids[0]])
+    for records in (held, tables, graph):
         with pytest.raises(KgwalkError, match="run `kgwalk index`"):
-            records.lookup([ids[0], 12345])
+            records.lookup([ids[0], 12345], [roots[ids[0]]] * 2)
 
 
-@pytest.mark.parametrize("on_demand", [False, True])
-def test_records_follow_the_versions_the_index_reflects(tmp_path, on_demand):
+def test_the_graph_source_makes_the_sentences_of_the_configured_phrases(tmp_path):
+    kg = tmp_path / "kg.txt"
+    kg.write_text("".join(f"{h}|{r}|{t}\n" for h, r, t in TRIPLES))
+    cfg = corpus.config(tmp_path, kg, ["query.node_search=dense", "query.rerank=none", "verbalize.phrases.directed_by=[was made by, made]"])
+    corpus.build_in_process(cfg)
+    roots = walk_roots(cfg)
+    ids = sorted(roots)
+    records = WalkRecords(cfg, "graph")
+    records.sync(index_reflects(cfg))
+    texts = [r["text"] for r in records.lookup(ids, [roots[i] for i in ids])]
+    assert any("was made by William Dieterle" in t for t in texts)
+    assert texts == [expected_walks(cfg)[i]["text"] for i in ids]
+
+
+def test_auto_holds_records_in_memory_where_they_fit_else_remakes_template_walks_else_reads_tables(tmp_path):
+    cfg = built_config(tmp_path)
+    source = lambda *settings: record_source(corpus.config(tmp_path, None, list(settings)))  # noqa: E731
+    assert len(walk_roots(cfg)) * RECORD_BYTES <= 2**20 and source("query.records_memory_mib=1") == "memory"
+    assert source("query.records_memory_mib=0") == "graph"  # what the 10M-edge KG's 64M walks are to the default 2 GiB
+    assert source("query.records_memory_mib=0", "verbalize.verbalizer=openai") == "tables"  # a model's sentences cannot be remade
+    assert source("query.records=tables") == "tables" and source("query.records=graph", "query.records_memory_mib=0") == "graph"
+    with pytest.raises(KgwalkError, match="query.records=graph makes the template's sentences"):
+        WalkRecords(corpus.config(tmp_path, None, ["query.records=graph", "verbalize.verbalizer=openai"]))
+    retriever = Retriever(corpus.config(tmp_path, None, ["query.node_search=dense", "query.rerank=none", "query.records_memory_mib=0"]))
+    try:
+        assert retriever.records.source == "graph"
+        hits = [h for node in retriever.retrieve("who directed Kismet", k_nodes=3, k_walks=10).nodes for h in node.walks]
+        assert hits and retriever.records._table is None  # no walk held in memory
+        walks = expected_walks(cfg)
+        assert all((h.text, h.node_labels) == (walks[h.walk_id]["text"], walks[h.walk_id]["node_labels"]) for h in hits)
+        assert retriever.answer_sets.graph is retriever.records.graph  # one graph, not two
+    finally:
+        retriever.close()
+
+
+@pytest.mark.parametrize("source", ["memory", "tables", "graph"])
+def test_records_follow_the_versions_the_index_reflects(tmp_path, source):
     """After a refresh, records synced to the old index version still show its walks (a reader
     on the old generation), and the new version's walks only at the new version."""
     cfg = built_config(tmp_path)
     old_walks = expected_walks(cfg)
-    store = open_store(cfg)
-    old_reflects = store.reflects()
-    store.close()
+    old_reflects = index_reflects(cfg)
     changes = tmp_path / "changes.txt"
     changes.write_text("Kismet|directed_by|William Dieterle|remove\nKismet|written_by|Edward Knoblock|add\n")
     run_refresh(cfg, str(changes))
     new_walks = expected_walks(cfg)
-    store = open_store(cfg)
-    new_reflects = store.reflects()
-    store.close()
+    new_reflects = index_reflects(cfg)
     gone, added = sorted(set(old_walks) - set(new_walks)), sorted(set(new_walks) - set(old_walks))
     assert gone and added and new_reflects != old_reflects
 
-    records = WalkRecords(cfg, on_demand=on_demand)
+    records = WalkRecords(cfg, source)
     records.sync(old_reflects)
-    assert [r["text"] for r in records.lookup(gone)] == [old_walks[i]["text"] for i in gone]
+    assert [r["text"] for r in records.lookup(gone, [old_walks[i]["root"] for i in gone])] == [old_walks[i]["text"] for i in gone]
     with pytest.raises(KgwalkError, match="run `kgwalk index`"):
-        records.lookup(added)
+        records.lookup(added, [new_walks[i]["root"] for i in added])
     records.sync(new_reflects)
-    assert [(r["text"], r["node_labels"]) for r in records.lookup(added)] == [(new_walks[i]["text"], new_walks[i]["node_labels"]) for i in added]
+    shown = records.lookup(added, [new_walks[i]["root"] for i in added])
+    assert [(r["text"], r["node_labels"]) for r in shown] == [(new_walks[i]["text"], new_walks[i]["node_labels"]) for i in added]
+    assert any("written_by" in r["rel_labels"] for r in shown)
     with pytest.raises(KgwalkError, match="run `kgwalk index`"):
-        records.lookup(gone)
+        records.lookup(gone, [old_walks[i]["root"] for i in gone])

@@ -29,7 +29,7 @@ from kgwalk.config import Config, QueryMode, load_config
 from kgwalk.embed.model import Embedder, make_embedder
 from kgwalk.embed.static import is_static, is_static_folder, static_source
 from kgwalk.errors import KgwalkError
-from kgwalk.index.records import WalkRecords
+from kgwalk.index.records import RecordSource, WalkRecords
 from kgwalk.index.store import VectorStore, collection_names, open_store
 from kgwalk.query.built_with import check_embed_model
 from kgwalk.query.answer_sets import name_answer_sets, walk_routes
@@ -67,10 +67,10 @@ def long_lived_frozen() -> Iterator[int]:
 
 class Retriever:
     def __init__(self, cfg: Config, embedder: Embedder | None = None, store: VectorStore | None = None, *,
-                 records_on_demand: bool = False, clock: Callable[[], float] = time.perf_counter) -> None:
-        """`records_on_demand`: read each question's walk records from the tables rather than
-        holding them all in memory (one question, then exit: `kgwalk query`). `clock`: what the
-        timings read (seconds)."""
+                 records: RecordSource | None = None, clock: Callable[[], float] = time.perf_counter) -> None:
+        """`records`: where walk hits' records come from (kgwalk/index/records.py; None: query.records);
+        `tables` reads each question's from the tables (one question, then exit: `kgwalk query`).
+        `clock`: what the timings read (seconds)."""
         check_logs(table_folders(cfg.root))  # a damaged Delta log: one line, never an answer from a partial table
         check_embed_model(cfg)  # before any model loads: a question must be embedded as the KG's walks were
         self.cfg = cfg  # query.*'s choices and counts were checked as it loaded (kgwalk/config.py)
@@ -84,7 +84,7 @@ class Retriever:
         self._derived: dict[str, tuple[dict[str, int] | None, Any]] = {}  # see _current
         self.rerank = resolve_rerank(cfg)
         self.nodes_collection, self.walks_collection = collection_names(cfg)
-        self.records = WalkRecords(cfg, records_on_demand)  # what walk hits show: walk points carry ids only
+        self.records = WalkRecords(cfg, records)  # what walk hits show: walk points carry ids only
 
     @property
     def embedder(self) -> Embedder:
@@ -177,8 +177,11 @@ class Retriever:
             from kgwalk.storage import read_table
 
             read = lambda t, cols: read_table(self.cfg.table(t), cols)  # noqa: E731
-            return AnswerSets.from_tables(read("edges", ["src", "rel", "dst"]), read("entities", ["id", "label"]),
-                                          read("relations", ["id", "label"]), self.cfg.walks.direction)
+            entities, relations = read("entities", ["id", "label"]), read("relations", ["id", "label"])
+            graph = self.records.graph  # the records' graph source holds this graph: not twice, unless a refresh came between
+            if graph is not None and np.array_equal(np.sort(entities.column("id").to_numpy()), graph.node_ids):
+                return AnswerSets(graph, entities, relations)
+            return AnswerSets.from_tables(read("edges", ["src", "rel", "dst"]), entities, relations, self.cfg.walks.direction)
 
         return self._current("answer_sets", build)
 
@@ -291,10 +294,11 @@ class Retriever:
         for node in nodes:
             count = fetch[node.id]
             roots = [node.id, *self._alignment()[1].get(node.id, [])]
-            found = (h for root in roots for h in self.store.search(self.walks_collection, q, count, root=root))
-            hits_of[node.id] = sorted(found, key=lambda h: (-h.score, h.id))[:count]
-        records = iter(self.records.lookup([h.id for node in nodes for h in hits_of[node.id]]))  # one lookup: each costs Arrow calls
-        return {node.id: [walk_hit(h.score, next(records)) for h in hits_of[node.id]] for node in nodes}
+            found = ((h, root) for root in roots for h in self.store.search(self.walks_collection, q, count, root=root))
+            hits_of[node.id] = sorted(found, key=lambda pair: (-pair[0].score, pair[0].id))[:count]
+        hits = [(h, root) for node in nodes for h, root in hits_of[node.id]]
+        records = iter(self.records.lookup([h.id for h, _ in hits], [root for _, root in hits]))  # one lookup: each costs Arrow calls
+        return {node.id: [walk_hit(h.score, next(records)) for h, _ in hits_of[node.id]] for node in nodes}
 
     def _ego(self, nodes: list[NodeHit], candidates: dict[int, list[WalkHit]]) -> list[tuple[EgoLine, int, RelationPath]]:
         """Each node's walks become the lines of its pruned ego-graph, in as many characters as
