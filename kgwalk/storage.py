@@ -9,9 +9,11 @@ from __future__ import annotations
 import errno
 import json
 import os
+import queue
 import re
+import threading
 import urllib.parse
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -132,21 +134,74 @@ def write_table(
     schema: pa.Schema | None = None,
     mode: str = "overwrite",
     metadata: dict[str, Any] | None = None,
+    before_commit: Callable[[], None] | None = None,
 ) -> int:
     """Write Arrow data as a new Delta version (overwrite by default); returns the version written.
 
-    Batches stream straight into the table, so a stage never has to hold its whole output.
+    Batches stream straight into the table, so a stage never has to hold its whole output; they
+    may come from a scan of this table's previous version. `before_commit` runs once the last
+    batch is made and before the commit: a check of what the batches held (a quality gate summed
+    batch by batch) that raises keeps the version unwritten, and its error is raised as it is.
     """
-    if not isinstance(data, (pa.Table, pa.RecordBatchReader)):
+    failed: list[BaseException] = []
+    if not isinstance(data, (pa.Table, pa.RecordBatchReader)) or before_commit is not None:
+        schema = schema or getattr(data, "schema", None)
         if schema is None:
             raise ValueError("schema is required when writing an iterable of batches")
-        data = pa.RecordBatchReader.from_batches(schema, iter(data))
+        source = data.to_batches() if isinstance(data, pa.Table) else data
+        data = pa.RecordBatchReader.from_batches(schema, _made_aside(source, before_commit, failed))
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    write_deltalake(
-        str(path), data, mode=mode, schema_mode="overwrite" if mode == "overwrite" else None,
-        commit_properties=_commit_properties(metadata), writer_properties=_WRITER_PROPERTIES,
-    )
+    try:
+        write_deltalake(
+            str(path), data, mode=mode, schema_mode="overwrite" if mode == "overwrite" else None,
+            commit_properties=_commit_properties(metadata), writer_properties=_WRITER_PROPERTIES,
+        )
+    except Exception:
+        if failed:  # delta-rs wraps a producer's error in its own
+            raise failed[0] from None
+        raise
     return DeltaTable(str(path)).version()
+
+
+_BATCHES_AHEAD = 2  # what a producer may run ahead of the writer: the memory a streamed write holds
+
+
+def _made_aside(source: Iterable[pa.RecordBatch], before_commit: Callable[[], None] | None, failed: list[BaseException]) -> Iterator[pa.RecordBatch]:
+    """`source`'s batches, then `before_commit()`, run on a thread of their own. The writer pulls
+    batches on delta-rs' runtime threads, where a producer that reads a Delta table (delta-rs'
+    scan blocks on a runtime of its own) panics: "Cannot start a runtime from within a runtime".
+    A producer's error goes into `failed` and ends the stream."""
+    ready: queue.Queue[Any] = queue.Queue(_BATCHES_AHEAD)
+    end, stop = object(), threading.Event()
+
+    def put(item: Any) -> bool:
+        while not stop.is_set():
+            try:
+                ready.put(item, timeout=0.2)
+                return True
+            except queue.Full:
+                pass
+        return False  # the writer stopped pulling (it failed): so does the producer
+
+    def produce() -> None:
+        try:
+            for batch in source:
+                if not put(batch):
+                    return
+            if before_commit is not None:
+                before_commit()
+        except BaseException as e:  # noqa: BLE001 - handed to the writer's side, raised there
+            failed.append(e)
+        put(end)
+
+    threading.Thread(target=produce, name="kgwalk-write-producer", daemon=True).start()
+    try:
+        while (item := ready.get()) is not end:
+            yield item
+        if failed:
+            raise failed[0]
+    finally:
+        stop.set()
 
 
 def commit_files(path: str | Path, files: list[str], schema: pa.Schema, metadata: dict[str, Any] | None = None) -> int:

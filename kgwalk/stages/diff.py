@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kgwalk.config import Config
-from kgwalk.storage import read_table, read_version, table_version
+from kgwalk.storage import read_table, read_version, scan, table_version
 
 
 def isin(values: pa.Array | pa.ChunkedArray | np.ndarray, members: np.ndarray) -> np.ndarray:
@@ -36,6 +36,26 @@ def matched(left: pa.Array | pa.ChunkedArray, right: pa.Array | pa.ChunkedArray)
     in_left = np.zeros(len(right), bool)
     in_left[pc.drop_null(at).to_numpy()] = True
     return in_right, in_left
+
+
+class IdSet:
+    """Membership in a fixed set of int64 ids, asked batch by batch over a table streamed from disk:
+    sorted once, each ask a binary search (`isin` hashes the whole set again on every call)."""
+
+    def __init__(self, ids: np.ndarray | pa.Array | pa.ChunkedArray) -> None:
+        values = ids if isinstance(ids, np.ndarray) else ids.to_numpy(zero_copy_only=False)
+        self.ids = np.unique(np.asarray(values, np.int64))
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def mask(self, values: pa.Array | pa.ChunkedArray | np.ndarray) -> np.ndarray:
+        """Which of `values` are in the set."""
+        values = np.asarray(values if isinstance(values, np.ndarray) else values.to_numpy(zero_copy_only=False), np.int64)
+        if not len(self.ids):
+            return np.zeros(len(values), bool)
+        at = np.minimum(np.searchsorted(self.ids, values), len(self.ids) - 1)
+        return self.ids[at] == values
 
 
 @dataclass(frozen=True)
@@ -66,9 +86,13 @@ def walks_diff(cfg: Config, since: int, shared: dict[str, Any]) -> WalksDiff:
     key = _memo_key(cfg, "walks", since, now)
     if key not in shared:
         old = read_version(cfg.table("walks"), since, ["walk_id", "root"])
-        new = read_table(cfg.table("walks"))
-        in_new, in_old = matched(old.column("walk_id"), new.column("walk_id"))
-        shared[key] = WalksDiff(since, now, old.num_rows, old.filter(pa.array(~in_new)), new.filter(pa.array(~in_old)))
+        new_ids = read_table(cfg.table("walks"), ["walk_id"]).column("walk_id")
+        in_new, in_old = matched(old.column("walk_id"), new_ids)
+        # the new walks' whole rows, the table streamed: the 10M-edge KG's 64M walks do not fit in memory at once
+        added = IdSet(new_ids.filter(pa.array(~in_old)))
+        walks = scan(cfg.table("walks"))
+        rows = pa.Table.from_batches([batch.filter(pa.array(added.mask(batch.column("walk_id")))) for batch in walks], walks.schema)
+        shared[key] = WalksDiff(since, now, old.num_rows, old.filter(pa.array(~in_new)), rows)
     return shared[key]
 
 

@@ -4,18 +4,18 @@ new or mention a relabelled entity or relation, in this process (refresh)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from itertools import chain
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
 
 from kgwalk.config import Config
 from kgwalk.errors import KgwalkError
 from kgwalk.faults import crashpoint
 from kgwalk.stages.base import Stage, Step
-from kgwalk.stages.diff import isin, mentions, relabelled, remember_new_text_pairs, text_pairs, walks_diff
+from kgwalk.stages.diff import IdSet, isin, mentions, relabelled, remember_new_text_pairs, text_pairs, walks_diff
 from kgwalk.state import record
-from kgwalk.storage import read_table, read_version, write_table
+from kgwalk.storage import read_version, scan, write_table
 
 if TYPE_CHECKING:
     from kgwalk.verbalize.pipeline import SentenceSink
@@ -53,6 +53,7 @@ def verbalize_here(cfg: Config, walks: pa.Table) -> list[pa.Table]:
 
 def _update(step: Step) -> None:
     """Verbalize the walks that are new or mention a relabelled entity or relation."""
+    from kgwalk.quality import gate_texts, summarize, text_checks
     from kgwalk.verbalize.pipeline import TEXTS_SCHEMA, WALK_COLUMNS
 
     reflects = step.pending()
@@ -61,36 +62,38 @@ def _update(step: Step) -> None:
     cfg = step.cfg
     done, base = step.state["texts"].reflects, step.state["texts"].version
     diff = walks_diff(cfg, done["walks"], step.shared)
-    old = read_version(cfg.table("texts"), base)
+    # The previous version's keys only (16 B a walk): its sentences are streamed into the new version, never held whole
+    old = read_version(cfg.table("texts"), base, ["walk_id", "text_id"])
     if old.num_rows != diff.since_rows:
         raise KgwalkError(f"texts ({old.num_rows:,}) do not match walks ({diff.since_rows:,}): rerun `kgwalk verbalize`")
     # a walk id is a content hash: a walk kept has its sentence in `old`, a new one has none
     entities, relations = relabelled(cfg, "entities", done["entities"]), relabelled(cfg, "relations", done["relations"])
     added = diff.added.column("walk_id").to_numpy()
     if len(entities) or len(relations):  # a new label redoes every walk that mentions it
-        walks = read_table(cfg.table("walks"), WALK_COLUMNS)
-        todo = walks.filter(pa.array(isin(walks.column("walk_id"), added) | mentions(walks, entities, relations)))
+        new_walks, walks = IdSet(added), scan(cfg.table("walks"), columns=WALK_COLUMNS)
+        todo = pa.Table.from_batches([batch.filter(pa.array(new_walks.mask(batch.column("walk_id")) | mentions(pa.table(batch), entities, relations)))
+                                      for batch in walks], walks.schema)
     else:
         todo = diff.added.select(WALK_COLUMNS)
     parts = verbalize_here(cfg, todo)
     redone = isin(old.column("walk_id"), todo.column("walk_id").to_numpy())
-    keep = ~redone & ~isin(old.column("walk_id"), diff.removed.column("walk_id").to_numpy())
+    dropped = IdSet(np.concatenate([todo.column("walk_id").to_numpy(), diff.removed.column("walk_id").to_numpy()]))
+    summaries = [summarize(text_checks(part), "walk_id") for part in parts] if cfg.quality.gates else []
 
-    # Batch by batch, never the whole table at once: a copy of the 7M kept sentences of the
-    # 1M-edge KG costs seconds of fresh memory; a batch's copy is freed before the next.
-    def batches_with_keep() -> Iterator[tuple[pa.RecordBatch, pa.Array]]:
-        at = 0
-        for batch in old.to_batches():
-            yield batch, pa.array(keep[at : at + batch.num_rows])
-            at += batch.num_rows
+    def rows() -> Iterator[pa.RecordBatch]:
+        """The sentences kept, batch by batch, then the new ones; the gate sums their checks as they pass."""
+        for batch in scan(cfg.table("texts"), version=base, columns=TEXTS_SCHEMA.names):
+            kept = batch.filter(pa.array(~dropped.mask(batch.column("walk_id")))).cast(TEXTS_SCHEMA)
+            if cfg.quality.gates:
+                summaries.append(summarize(text_checks(kept), "walk_id"))
+            yield kept
+        for part in parts:
+            yield from part.to_batches()
 
-    if cfg.quality.gates:
-        from kgwalk.quality import gate_texts, summarize, text_checks
+    def gate() -> None:  # before the commit, over every row written
+        gate_texts(cfg, summaries)
 
-        kept = [summarize(text_checks(batch).filter(mask), "walk_id") for batch, mask in batches_with_keep()]
-        gate_texts(cfg, kept + [summarize(text_checks(part), "walk_id") for part in parts])
-    rows = (b.cast(TEXTS_SCHEMA) for b in chain((batch.filter(mask) for batch, mask in batches_with_keep()), *(part.to_batches() for part in parts)))
-    version = write_table(cfg.table("texts"), rows, schema=TEXTS_SCHEMA, metadata=reflects)
+    version = write_table(cfg.table("texts"), rows(), schema=TEXTS_SCHEMA, metadata=reflects, before_commit=gate if cfg.quality.gates else None)
     crashpoint("texts.written")
     record(cfg, "texts", version, reflects)
     # the sentences written that `old` lacks: the vectors and index steps' work

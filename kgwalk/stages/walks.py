@@ -3,6 +3,7 @@ change can reach, in this process or as a Spark job (refresh)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
@@ -12,9 +13,9 @@ import pyarrow as pa
 from kgwalk.config import Config
 from kgwalk.faults import crashpoint
 from kgwalk.stages.base import Stage, Step
-from kgwalk.stages.diff import WalksDiff, isin, matched, remember_walks_diff
+from kgwalk.stages.diff import IdSet, WalksDiff, isin, matched, remember_walks_diff
 from kgwalk.state import KG_TABLES, record
-from kgwalk.storage import read_table, read_version, write_table
+from kgwalk.storage import read_table, read_version, scan, write_table
 from kgwalk.walks.spec import WalkSpec
 from kgwalk.walks.table import WALKS_SCHEMA
 
@@ -74,21 +75,34 @@ def _update(step: Step) -> None:
     graph = Graph.from_arrow(new["edges"], new["entities"], new["relations"], cfg.walks.direction)
     walk_now = roots[isin(roots, graph.node_ids)]  # affected roots that are still entities
     fresh = walk_roots(cfg, graph, walk_now, spec, step.spark).cast(WALKS_SCHEMA)
-    old = read_version(cfg.table("walks"), base)
-    touched = isin(old.column("root"), roots)
-    before = old.filter(pa.array(touched))
-    walks = pa.concat_tables([old.filter(pa.array(~touched)), fresh])
+    # The previous version is streamed twice, never held: its key columns first (which walks the
+    # recomputed ones replace), then its whole rows into the new version (the 10M-edge KG's 64M
+    # walks took 20 GB read whole).
+    touched = IdSet(roots)
+    before_parts, kept = [], 0
+    keys = scan(cfg.table("walks"), version=base, columns=["walk_id", "root", "count"])
+    for batch in keys:
+        mask = touched.mask(batch.column("root"))
+        before_parts.append(batch.filter(pa.array(mask)))
+        kept += batch.num_rows - int(mask.sum())
+    before = pa.Table.from_batches(before_parts, keys.schema)
     if cfg.quality.gates:
         from kgwalk.quality import gate_walks
 
-        gate_walks(cfg, fresh, table_rows=walks.num_rows)  # the walks kept passed it unchanged
+        gate_walks(cfg, fresh, table_rows=kept + fresh.num_rows)  # the walks kept passed it unchanged
     crashpoint("walks.computed")
-    version = write_table(cfg.table("walks"), walks, metadata=reflects)
+
+    def rows() -> Iterator[pa.RecordBatch]:
+        for batch in scan(cfg.table("walks"), version=base):
+            yield batch.filter(pa.array(~touched.mask(batch.column("root")))).cast(WALKS_SCHEMA)
+        yield from fresh.to_batches()
+
+    version = write_table(cfg.table("walks"), rows(), schema=WALKS_SCHEMA, metadata=reflects)
     crashpoint("walks.written")
     record(cfg, "walks", version, reflects)
     # the kept walks are in both versions, so the difference lies between `before` and `fresh`
     in_fresh, in_before = matched(before.column("walk_id"), fresh.column("walk_id"))
-    diff = WalksDiff(base, version, old.num_rows, before.select(["walk_id", "root"]).filter(pa.array(~in_fresh)), fresh.filter(pa.array(~in_before)))
+    diff = WalksDiff(base, version, kept + before.num_rows, before.select(["walk_id", "root"]).filter(pa.array(~in_fresh)), fresh.filter(pa.array(~in_before)))
     remember_walks_diff(cfg, step.shared, diff)
     report.affected_roots = len(roots)
     report.walks_recomputed = fresh.num_rows
