@@ -1,7 +1,7 @@
 """A refresh writes each table's new version from a stream of its previous version, never holding it
 whole (the 10M-edge KG's 64M walks did not fit in memory): kgwalk.storage.write_table takes batches
 made from a scan of the same table, runs a check before the commit, and a failed check or producer
-leaves the table as it was, its error raised as it is. kgwalk.stages.diff.IdSet answers membership
+leaves the table as it was, its error raised as it is. kgwalk.kg.ids.IdSet answers membership
 batch by batch."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pyarrow.compute as pc
 import pytest
 
 from kgwalk.errors import KgwalkError
-from kgwalk.stages.diff import IdSet
+from kgwalk.kg.ids import IdSet
 from kgwalk.storage import read_table, scan, table_version, write_table
 
 SCHEMA = pa.schema([("walk_id", pa.int64()), ("text", pa.string())])

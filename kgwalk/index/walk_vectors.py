@@ -16,12 +16,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from kgwalk.config import Config
 from kgwalk.embed.settings import stores_vectors
 from kgwalk.embed.pipeline import arrow_to_vectors, block_rows, embed_batch, embedder_from_conf
 from kgwalk.errors import KgwalkError
+from kgwalk.kg.ids import IdSet
 from kgwalk.storage import open_table, scan, table_files, table_version
 
 TEXT_COLUMNS = ["walk_id", "text_id", "text"]
@@ -29,14 +29,15 @@ TEXT_COLUMNS = ["walk_id", "text_id", "text"]
 
 def all_vectors(cfg: Config, walk_ids: np.ndarray | None = None) -> Iterator[pa.RecordBatch | pa.Table]:
     """Every (walk_id, text_id, vector) row, batch by batch: the vectors table's, or each text
-    embedded (a build's index stage); with `walk_ids` (sorted), only those walks' rows, a text
+    embedded (a build's index stage); with `walk_ids`, only those walks' rows, a text
     embedded only when its walk is one of them."""
+    only = None if walk_ids is None else IdSet(walk_ids)
     if stores_vectors(cfg.embed, cfg.index.backend):
-        yield from (_only(batch, walk_ids) for batch in scan(cfg.table("vectors"), what="embed"))
+        yield from (_only(batch, only) for batch in scan(cfg.table("vectors"), what="embed"))
         return
     embedder = embedder_from_conf(cfg.embed)
     rows = block_rows(cfg.embed)
-    texts = (_only(batch, walk_ids) for batch in scan(cfg.table("texts"), columns=TEXT_COLUMNS, what="verbalize"))
+    texts = (_only(batch, only) for batch in scan(cfg.table("texts"), columns=TEXT_COLUMNS, what="verbalize"))
     blocks = (pa.Table.from_batches([batch.slice(at, rows)]) for batch in texts for at in range(0, batch.num_rows, rows))
     # The next block is embedded on a thread of its own while the caller writes this one: the model
     # (tokenizer and NumPy) and Qdrant's writer release the GIL, and in turn they took 113 s of
@@ -62,13 +63,11 @@ def vector_dim(cfg: Config) -> int:
     raise KgwalkError("the vectors table is empty: rerun `kgwalk embed`")
 
 
-def _only(batch: pa.RecordBatch, walk_ids: np.ndarray | None) -> pa.RecordBatch:
-    """The rows of `batch` whose walk is among `walk_ids` (sorted; None: every row)."""
+def _only(batch: pa.RecordBatch, walk_ids: IdSet | None) -> pa.RecordBatch:
+    """The rows of `batch` whose walk is among `walk_ids` (None: every row)."""
     if walk_ids is None:
         return batch
-    ids = batch.column("walk_id").to_numpy()
-    at = np.minimum(np.searchsorted(walk_ids, ids), max(len(walk_ids) - 1, 0))
-    keep = walk_ids[at] == ids if len(walk_ids) else np.zeros(len(ids), bool)
+    keep = walk_ids.mask(batch.column("walk_id"))
     return batch if keep.all() else batch.filter(pa.array(keep))
 
 
@@ -88,8 +87,8 @@ def vectors_at(cfg: Config, ids: np.ndarray, texts_version: int) -> np.ndarray:
     or given a new text since), in the order of `ids` (each once)."""
     if not len(ids):
         return np.zeros((0, 0), np.float32)
-    wanted = pa.array(np.asarray(ids, np.int64))
-    parts = [b.filter(pc.is_in(b.column("walk_id"), wanted)) for b in scan(cfg.table("texts"), version=texts_version, columns=TEXT_COLUMNS)]
+    wanted = IdSet(ids)  # a 0.1% refresh of the 10M-edge KG takes millions of walks out: is_in hashed them again per batch
+    parts = [_only(b, wanted) for b in scan(cfg.table("texts"), version=texts_version, columns=TEXT_COLUMNS)]
     texts = pa.Table.from_batches(parts) if parts else None
     if texts is None or texts.num_rows != len(ids):
         found = 0 if texts is None else texts.num_rows

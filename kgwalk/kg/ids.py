@@ -39,3 +39,23 @@ def assign_ids(keys: Iterable[str], what: str, hasher: Callable[[str], int] = ha
         a, b = uniq[order[dup[0]]], uniq[order[dup[0] + 1]]
         raise KgwalkError(f"id collision: {what} {a!r} and {b!r} hash to the same 64-bit id {sorted_ids[dup[0]]}")
     return pa.table({"id": pa.array(ids, pa.int64()), "key": pa.array(uniq, pa.string())})
+
+
+class IdSet:
+    """Membership in a fixed set of int64 ids, asked batch by batch over a table streamed from disk:
+    sorted once, each ask a binary search (`isin` hashes the whole set again on every call)."""
+
+    def __init__(self, ids: np.ndarray | pa.Array | pa.ChunkedArray) -> None:
+        values = ids if isinstance(ids, np.ndarray) else ids.to_numpy(zero_copy_only=False)
+        self.ids = np.unique(np.asarray(values, np.int64))
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def mask(self, values: pa.Array | pa.ChunkedArray | np.ndarray) -> np.ndarray:
+        """Which of `values` are in the set."""
+        values = np.asarray(values if isinstance(values, np.ndarray) else values.to_numpy(zero_copy_only=False), np.int64)
+        if not len(self.ids):
+            return np.zeros(len(values), bool)
+        at = np.minimum(np.searchsorted(self.ids, values), len(self.ids) - 1)
+        return self.ids[at] == values

@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kgwalk.config import Config
+from kgwalk.kg.ids import IdSet
 from kgwalk.storage import read_table, read_version, scan, table_version
 
 
@@ -36,26 +37,6 @@ def matched(left: pa.Array | pa.ChunkedArray, right: pa.Array | pa.ChunkedArray)
     in_left = np.zeros(len(right), bool)
     in_left[pc.drop_null(at).to_numpy()] = True
     return in_right, in_left
-
-
-class IdSet:
-    """Membership in a fixed set of int64 ids, asked batch by batch over a table streamed from disk:
-    sorted once, each ask a binary search (`isin` hashes the whole set again on every call)."""
-
-    def __init__(self, ids: np.ndarray | pa.Array | pa.ChunkedArray) -> None:
-        values = ids if isinstance(ids, np.ndarray) else ids.to_numpy(zero_copy_only=False)
-        self.ids = np.unique(np.asarray(values, np.int64))
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    def mask(self, values: pa.Array | pa.ChunkedArray | np.ndarray) -> np.ndarray:
-        """Which of `values` are in the set."""
-        values = np.asarray(values if isinstance(values, np.ndarray) else values.to_numpy(zero_copy_only=False), np.int64)
-        if not len(self.ids):
-            return np.zeros(len(values), bool)
-        at = np.minimum(np.searchsorted(self.ids, values), len(self.ids) - 1)
-        return self.ids[at] == values
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,9 @@ import pyarrow as pa
 from kgwalk.config import Config
 from kgwalk.errors import KgwalkError
 from kgwalk.faults import crashpoint
+from kgwalk.kg.ids import IdSet
 from kgwalk.stages.base import Stage, Step
-from kgwalk.stages.diff import IdSet, isin, mentions, relabelled, remember_new_text_pairs, text_pairs, walks_diff
+from kgwalk.stages.diff import isin, mentions, relabelled, remember_new_text_pairs, text_pairs, walks_diff
 from kgwalk.state import record
 from kgwalk.storage import read_version, scan, write_table
 

@@ -12,8 +12,9 @@ import pyarrow as pa
 
 from kgwalk.config import Config
 from kgwalk.faults import crashpoint
+from kgwalk.kg.ids import IdSet
 from kgwalk.stages.base import Stage, Step
-from kgwalk.stages.diff import IdSet, WalksDiff, isin, matched, remember_walks_diff
+from kgwalk.stages.diff import WalksDiff, isin, matched, remember_walks_diff
 from kgwalk.state import KG_TABLES, record
 from kgwalk.storage import read_table, read_version, scan, write_table
 from kgwalk.walks.spec import WalkSpec
