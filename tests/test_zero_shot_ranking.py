@@ -132,6 +132,11 @@ def test_a_nested_question_asks_for_as_many_steps_as_the_phrases_it_links(tmp_pa
     assert linked_phrases("where is E's team based?") == 1
     assert linked_phrases("who directed the films that E acted in") == 1
     assert linked_phrases("which films did E direct?") == 0
+    # not links: a stranded "of", an "'s" that is "is", a wh-word after a verb with at most a noun after it
+    assert linked_phrases("what was E the director of") == 0
+    assert linked_phrases("who's the director of E") == 1 and linked_phrases("who's E's director") == 1
+    assert linked_phrases("the movie E starred who") == 0 and linked_phrases("E directed which movies") == 0
+    assert linked_phrases("the films that share directors with E were in which genres") == 1
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
 
     class Flat:

@@ -17,6 +17,7 @@ FUNCTION_WORDS = frozenset({
 })
 WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 PLACEHOLDER = "something"  # a path question's inner entities
+TOPIC = "e"  # the question's topic, masked (kgwalk.query.paths.masked_question), as a lower-cased word
 STEM = 4  # leading letters two words of at least this length share to count as one word
 WH_WORDS = frozenset({"who", "what", "which", "when", "where", "whom", "whose", "how"})
 RELATIVE_PRONOUNS = frozenset({"that", "who", "which", "whom"})
@@ -80,10 +81,21 @@ def expected_hops(masked_question: str, words_per_hop: float) -> float:
 def linked_phrases(masked_question: str) -> int:
     """How many times the question links a phrase to the next: by "of", a possessive, or a relative pronoun after a
     content word ("the films that", not "in which"). A nested question spends about one content word a step ("the
-    country of the birthplace of the director of E": 3 words, 3 links, 3 steps), fewer than `expected_hops` reckons."""
+    country of the birthplace of the director of E": 3 words, 3 links, 3 steps), fewer than `expected_hops` reckons.
+    Not links: an "of" with nothing after it ("what was E the director of"), an "'s" that is "is" ("who's"), and a
+    wh-word after a verb with at most a noun after it ("E starred who", "directed which movies"): a relative clause has
+    a verb and what it acts on."""
     tokens = [w.lower() for w in WORD.findall(masked_question)]
-    return sum(t == "of" or t.endswith("'s") or (t in RELATIVE_PRONOUNS and i > 0 and is_content(tokens[i - 1]))
-               for i, t in enumerate(tokens))
+
+    def links(i: int, t: str) -> bool:
+        after = tokens[i + 1 :]
+        if t == "of":
+            return any(is_content(a) or a in (PLACEHOLDER, TOPIC) for a in after)
+        if t.endswith("'s"):
+            return is_content(t[:-2]) or t[:-2] == TOPIC
+        return t in RELATIVE_PRONOUNS and i > 0 and is_content(tokens[i - 1]) and len(after) >= 2
+
+    return sum(links(i, t) for i, t in enumerate(tokens))
 
 
 def relation_word_matches(word: str, relations_of: dict[str, list[str]]) -> dict[str, frozenset[str]]:
