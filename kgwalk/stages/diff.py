@@ -88,9 +88,10 @@ def new_text_pairs(cfg: Config, since: int, shared: dict[str, Any]) -> pa.Table:
     now = table_version(cfg.table("texts"))
     key = _memo_key(cfg, "texts", since, now)
     if key not in shared:
-        texts = read_table(cfg.table("texts"), ["walk_id", "text", "text_id"])
-        old = read_version(cfg.table("texts"), since, ["walk_id", "text_id"])
-        remember_new_text_pairs(cfg, shared, since, now, texts.filter(pa.array(~isin(pa.array(text_pairs(texts)), text_pairs(old)))))
+        had = IdSet(text_pairs(read_version(cfg.table("texts"), since, ["walk_id", "text_id"])))
+        texts = scan(cfg.table("texts"), columns=["walk_id", "text", "text_id"])  # streamed: the sentences of 64M walks do not fit
+        new = pa.Table.from_batches([batch.filter(pa.array(~had.mask(text_pairs(batch)))) for batch in texts], texts.schema)
+        remember_new_text_pairs(cfg, shared, since, now, new)
     return shared[key]
 
 
@@ -115,7 +116,7 @@ def mentions(walks: pa.Table, entities: np.ndarray, relations: np.ndarray) -> np
     return hit
 
 
-def text_pairs(table: pa.Table) -> np.ndarray:
+def text_pairs(table: pa.Table | pa.RecordBatch) -> np.ndarray:
     """(walk_id, text_id) rows as one key each, for set operations."""
     from kgwalk.walks.walkers import row_hashes
 
