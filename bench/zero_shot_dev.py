@@ -23,7 +23,8 @@ a ranking change on all sets: the report is then named zero_shot_dev_sets_<tag>.
 `--sweep KEY=V1,V2,...` runs the evals once per value of one query setting, on the dev files only
 (the held ones are never tuned on), and writes zero_shot_dev_sweep_<key>.md: per value, each
 set's Hits@1 and context recall@3 averaged over its step counts, beside MetaQA dev's. What shows
-whether a constant holds on KGs of other shapes.
+whether a constant holds on KGs of other shapes. `--ablate KEY=VALUE ...` likewise runs the
+defaults, then each setting changed alone (a term turned off, say): zero_shot_dev_ablation.md.
 
 Beside each row, "on a walk": the share of its questions with a gold answer on some walk rooted at
 a topic, the most node-then-walk retrieval can find in that corpus (walks.depth and
@@ -143,23 +144,38 @@ def _step_means(rows: list[dict], split: str) -> tuple[float, float] | None:
 
 def sweep(args: argparse.Namespace, kgs: dict[str, tuple[Path, Path]], warehouse: Path) -> None:
     key, values = args.sweep.split("=", 1)
-    runs = {}
-    for value in values.split(","):
-        results, metaqa_rows = run_evals(kgs, [f for f in FILES if f.startswith("dev-")], args.metaqa_warehouse, [*args.settings, f"{key}={value}"])
-        runs[value] = {"MetaQA dev": metaqa_rows, **results} if metaqa_rows else results
     name = key.removeprefix("query.").replace(".", "_")
-    (warehouse / f"sweep_{name}.json").write_text(json.dumps(runs))
+    compare(args, kgs, warehouse, {value: [f"{key}={value}"] for value in values.split(",")}, key, f"zero_shot_dev_sweep_{name}",
+            f"{key} on the development sets", f"query settings at their defaults but {key}")
+
+
+def ablate(args: argparse.Namespace, kgs: dict[str, tuple[Path, Path]], warehouse: Path) -> None:
+    """The defaults, then each `--ablate` setting changed alone."""
+    variants = {"defaults": [], **{setting: [setting] for setting in args.ablate}}
+    compare(args, kgs, warehouse, variants, "setting", "zero_shot_dev_ablation", "Each synthetic-prior setting changed alone, on the development sets",
+            "query settings at their defaults but the row's")
+
+
+def compare(args: argparse.Namespace, kgs: dict[str, tuple[Path, Path]], warehouse: Path, variants: dict[str, list[str]], header: str,
+            report: str, title: str, what: str) -> None:
+    """The evals on the dev files once per variant (settings on top of --set), a row each: each set's Hits@1 and
+    context recall@3 averaged over its step counts, beside MetaQA dev's. Results: <warehouse>/<report>.json."""
+    runs = {}
+    for label, settings in variants.items():
+        results, metaqa_rows = run_evals(kgs, [f for f in FILES if f.startswith("dev-")], args.metaqa_warehouse, [*args.settings, *settings])
+        runs[label] = {"MetaQA dev": metaqa_rows, **results} if metaqa_rows else results
+        (warehouse / f"{report}.json").write_text(json.dumps(runs))  # each variant as it ends: a long run stopped keeps what it did
     labels = list(next(iter(runs.values())))
-    body = [f"Dev files only; zero-shot, query settings at their defaults but {key}" + (f" and {', '.join(args.settings)}" if args.settings else "") + ".",
+    body = [f"Dev files only; zero-shot, {what}" + (f" and {', '.join(args.settings)}" if args.settings else "") + ".",
             "Each cell: extractive Hits@1 (%) / context recall@3, averaged over the set's step counts (1-3; two-topic questions apart);",
             "the last column averages the sets' Hits@1.", "",
-            f"| {key} | " + " | ".join(labels) + " | mean Hits@1 |", "|---|" + "---:|" * (len(labels) + 1)]
-    for value, by_set in runs.items():
-        means = {label: _step_means(rows, "dev") for label, rows in by_set.items()}
+            f"| {header} | " + " | ".join(labels) + " | mean Hits@1 |", "|---|" + "---:|" * (len(labels) + 1)]
+    for label, by_set in runs.items():
+        means = {name: _step_means(rows, "dev") for name, rows in by_set.items()}
         cells = [f"{m[0]:.1f} / {m[1]:.3f}" if m else "-" for m in means.values()]
         hits = [m[0] for m in means.values() if m]
-        body.append(f"| {value} | " + " | ".join(cells) + f" | {sum(hits) / len(hits):.1f} |")
-    save_report(f"zero_shot_dev_sweep_{name}", f"{key} on the development sets", [f"- data: {args.data}; corpora: {warehouse}"], body)
+        body.append(f"| {label} | " + " | ".join(cells) + f" | {sum(hits) / len(hits):.1f} |")
+    save_report(report, title, [f"- data: {args.data}; corpora: {warehouse}"], body)
 
 
 def _comparison(baseline: dict, results: dict[str, list[dict]], metaqa_rows: list[dict]) -> list[str]:
@@ -188,6 +204,8 @@ def main() -> None:
     parser.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE", help="a query setting for every eval")
     parser.add_argument("--tag", help="report name suffix, for runs with --set")
     parser.add_argument("--sweep", metavar="KEY=V1,V2", help="one query setting at each value, on the dev files; its own report")
+    parser.add_argument("--ablate", nargs="+", metavar="KEY=VALUE", help="the defaults, then each setting changed alone, on the dev files; "
+                                                                           "zero_shot_dev_ablation.md")
     parser.add_argument("--baseline", metavar="TAG", help="set each row beside the run saved under this tag")
     parser.add_argument("--report-only", action="store_true", help="no builds or evals: the report from the last run's results")
     args = parser.parse_args()
@@ -198,10 +216,10 @@ def main() -> None:
     kgs = {name: (warehouse / name, data / name) for name in names}
     if args.metaqa_warehouse:
         kgs[mq_label] = (Path(args.metaqa_warehouse) / "metaqa", data / "metaqa-dotted")
-    if args.sweep:
+    if args.sweep or args.ablate:
         for name in names:
             build(data, warehouse, name)
-        sweep(args, kgs, warehouse)
+        (sweep if args.sweep else ablate)(args, kgs, warehouse)
         return
     if args.report_only:
         saved_run = json.loads(saved.read_text())
