@@ -57,5 +57,8 @@ class IdSet:
         values = np.asarray(values if isinstance(values, np.ndarray) else values.to_numpy(zero_copy_only=False), np.int64)
         if not len(self.ids):
             return np.zeros(len(values), bool)
-        at = np.minimum(np.searchsorted(self.ids, values), len(self.ids) - 1)
+        # sorted needles: numpy's binary search starts from the last one found, and the set's pages are met in order
+        order = np.argsort(values)
+        at = np.empty(len(values), np.int64)
+        at[order] = np.minimum(np.searchsorted(self.ids, values[order]), len(self.ids) - 1)
         return self.ids[at] == values
