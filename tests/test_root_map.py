@@ -32,6 +32,8 @@ def test_a_root_map_follows_removals_and_additions_like_a_dict(tmp_path):
         current = RootMap.load(tmp_path, ".", f"c{step}")  # memory-mapped, as a reader opens it
         for root in range(-6, 6):
             assert current.walks_of(root).tolist() == sorted(i for i, r in model.items() if r == root)
+        whole = RootMap.from_pairs(np.array(list(model), np.int64), np.array(list(model.values()), np.int64))
+        assert all(np.array_equal(getattr(current, part), getattr(whole, part)) for part in ("roots", "starts", "ids"))  # as sorted whole
         ids = np.array([*list(model)[:20], 123456789], np.int64)
         assert current.roots_of(ids, -1).tolist() == [model.get(i, -1) for i in ids.tolist()]
     assert RootMap.load(tmp_path, ".", "absent") is None

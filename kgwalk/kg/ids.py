@@ -57,8 +57,10 @@ class IdSet:
         values = np.asarray(values if isinstance(values, np.ndarray) else values.to_numpy(zero_copy_only=False), np.int64)
         if not len(self.ids):
             return np.zeros(len(values), bool)
-        # sorted needles: numpy's binary search starts from the last one found, and the set's pages are met in order
-        order = np.argsort(values)
-        at = np.empty(len(values), np.int64)
-        at[order] = np.minimum(np.searchsorted(self.ids, values[order]), len(self.ids) - 1)
+        if len(values) > len(self.ids):  # a set smaller than the ids asked stays in cache: sorting them would cost more
+            at = np.minimum(np.searchsorted(self.ids, values), len(self.ids) - 1)
+        else:  # sorted needles: numpy's binary search starts from the last one found, and the set's pages are met in order
+            order = np.argsort(values)
+            at = np.empty(len(values), np.int64)
+            at[order] = np.minimum(np.searchsorted(self.ids, values[order]), len(self.ids) - 1)
         return self.ids[at] == values
