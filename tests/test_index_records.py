@@ -130,7 +130,9 @@ def test_auto_holds_records_in_memory_where_they_fit_else_remakes_template_walks
     assert source("query.records_memory_mib=0", "verbalize.verbalizer=openai") == "tables"  # a model's sentences cannot be remade
     assert source("query.records=tables") == "tables" and source("query.records=graph", "query.records_memory_mib=0") == "graph"
     with pytest.raises(KgwalkError, match="query.records=graph makes the template's sentences"):
-        WalkRecords(corpus.config(tmp_path, None, ["query.records=graph", "verbalize.verbalizer=openai"]))
+        record_source(corpus.config(tmp_path, None, ["query.records=graph", "verbalize.verbalizer=openai"]))
+    with pytest.raises(KgwalkError, match="query.records=graph makes the template's sentences"):
+        WalkRecords(corpus.config(tmp_path, None, ["verbalize.verbalizer=openai"]), "graph")
     retriever = Retriever(corpus.config(tmp_path, None, ["query.node_search=dense", "query.rerank=none", "query.records_memory_mib=0"]))
     try:
         assert retriever.records.source == "graph"

@@ -208,7 +208,7 @@ def test_walk_budget_keeps_the_best_walks_over_all_nodes(sample_corpus):
     budget = Retriever(corpus.config(Path(cfg.warehouse), SAMPLE, ["query.walk_budget=4"]))
     limited = budget.retrieve("who starred in [16 Blocks]", k_nodes=3, k_walks=3)
     assert [w.walk_id for w in limited.walks] == [w.walk_id for w in full.walks[:4]]
-    assert set(limited.timings_ms) == {"lexicon", "embed", "node_search", "walk_search", "rerank", "answer_sets"}
+    assert set(limited.timings_ms) == {"lexicon", "embed", "node_search", "walk_search", "walk_records", "rerank", "answer_sets"}
     with pytest.raises(KgwalkError, match="max_question_chars"):
         budget.retrieve("x" * 5000)
     budget.close()

@@ -26,6 +26,7 @@ when a hit is missing from them (the server was refreshed since).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any, Literal
 
 import numpy as np
@@ -49,26 +50,33 @@ RECORD_BYTES = 160  # a walk's record held in memory, its sentence included (Met
 def record_source(cfg: Config) -> RecordSource:
     """query.records, `auto` resolved from the walks table's size (its files' footers)."""
     chosen = cfg.query.records
-    if chosen != "auto":
-        return chosen
-    if row_count(cfg.table("walks"), "walks") * RECORD_BYTES <= cfg.query.records_memory_mib * 2**20:
-        return "memory"
-    return "graph" if cfg.verbalize.verbalizer == "template" else "tables"
+    if chosen == "auto":
+        if row_count(cfg.table("walks"), "walks") * RECORD_BYTES <= cfg.query.records_memory_mib * 2**20:
+            return "memory"
+        return "graph" if cfg.verbalize.verbalizer == "template" else "tables"
+    if chosen == "graph" and cfg.verbalize.verbalizer != "template":
+        raise KgwalkError(f"query.records=graph makes the template's sentences again, but verbalize.verbalizer is "
+                          f"{cfg.verbalize.verbalizer}: use memory or tables")
+    return chosen
 
 
 class WalkRecords:
     def __init__(self, cfg: Config, source: RecordSource | None = None) -> None:
+        """`source`: query.records' when None, resolved at the first sync (a retriever may open before its KG is built)."""
         self.cfg = cfg
-        self.source = source or record_source(cfg)
-        if self.source == "graph" and cfg.verbalize.verbalizer != "template":
-            raise KgwalkError(f"query.records=graph makes the template's sentences again, but verbalize.verbalizer is "
-                              f"{cfg.verbalize.verbalizer}: use memory or tables")
+        self._source = source if source is None else record_source(replace(cfg, query=replace(cfg.query, records=source)))
         self.versions: dict[str, int] | None = None
         self._follows_latest = False
         self._table: pa.Table | None = None  # memory: walks with texts at `versions`
         self._ids = np.zeros(0, np.int64)  # the table's walk ids, sorted
         self._labels: LabelLookup | None = None  # of `versions`
         self._remade: _RemadeWalks | None = None  # graph: of the KG tables' versions the held walks were made from
+
+    @property
+    def source(self) -> RecordSource:
+        if self._source is None:
+            self._source = record_source(self.cfg)
+        return self._source
 
     @property
     def graph(self) -> Graph | None:

@@ -5,7 +5,7 @@
     result = retriever.retrieve("who directed [Kismet]")
     for node in result.nodes:
         print(node.label, [w.text for w in node.walks])
-    print(result.timings_ms)   # embed, node_search, walk_search, rerank
+    print(result.timings_ms)   # embed, node_search, walk_search, walk_records, rerank
 
 Beyond the paper, each off by a setting and measured in bench/results/query_ablations.md:
 hybrid node search (query.node_search), a relation-path prior over candidate walks, fitted on
@@ -29,6 +29,7 @@ from kgwalk.config import Config, QueryMode, load_config
 from kgwalk.embed.model import Embedder, make_embedder
 from kgwalk.embed.static import is_static, is_static_folder, static_source
 from kgwalk.errors import KgwalkError
+from kgwalk.index.base import Hit
 from kgwalk.index.records import RecordSource, WalkRecords
 from kgwalk.index.store import VectorStore, collection_names, open_store
 from kgwalk.query.built_with import check_embed_model
@@ -240,8 +241,10 @@ class Retriever:
         topics = topic_nodes(nodes)  # the prior models paths from the entity the question is about
         fetch = fetch_counts(nodes, topics, conf, request.k_walks, prior=prior is not None, timed=when is not None)
         ego = request.mode == "ego"  # each node's candidates become its ego-graph (kgwalk/query/ego.py)
-        candidates = self._candidates(nodes, q, dict.fromkeys(fetch, max(conf.candidates, request.k_walks)) if ego else fetch)
+        hits = self._walk_hits(nodes, q, dict.fromkeys(fetch, max(conf.candidates, request.k_walks)) if ego else fetch)
         lap("walk_search")
+        candidates = self._with_records(nodes, hits)
+        lap("walk_records")
         if prior:
             prior.rerank(masked, prior_vectors, [w for n in topics for w in candidates[n.id]], conf.rerank_weight)
         joint = self._joint(nodes, mentions)  # what the entities a question names all reach
@@ -286,16 +289,20 @@ class Retriever:
             return vectors[0], vectors[1:]
         return self.embedder.encode(texts[:1])[0], self.prior_embedder.encode(texts[1:])
 
-    def _candidates(self, nodes: list[NodeHit], q: np.ndarray, fetch: dict[int, int]) -> dict[int, list[WalkHit]]:
-        """Per node, its `fetch` best walks by cosine, from its own walks and its aliases' (an aligned entity's walks
-        are its aliases' too)."""
-        self.records.sync(self.store.reflects())  # the walk records of the index version searched
+    def _walk_hits(self, nodes: list[NodeHit], q: np.ndarray, fetch: dict[int, int]) -> dict[int, list[tuple[Hit, int]]]:
+        """Per node, its `fetch` best walk points by cosine with the root each was searched in, from its own walks and its
+        aliases' (an aligned entity's walks are its aliases' too)."""
         hits_of = {}
         for node in nodes:
             count = fetch[node.id]
             roots = [node.id, *self._alignment()[1].get(node.id, [])]
             found = ((h, root) for root in roots for h in self.store.search(self.walks_collection, q, count, root=root))
             hits_of[node.id] = sorted(found, key=lambda pair: (-pair[0].score, pair[0].id))[:count]
+        return hits_of
+
+    def _with_records(self, nodes: list[NodeHit], hits_of: dict[int, list[tuple[Hit, int]]]) -> dict[int, list[WalkHit]]:
+        """The hits as walks: their records (kgwalk/index/records.py) at the versions the index searched reflects."""
+        self.records.sync(self.store.reflects())
         hits = [(h, root) for node in nodes for h, root in hits_of[node.id]]
         records = iter(self.records.lookup([h.id for h, _ in hits], [root for _, root in hits]))  # one lookup: each costs Arrow calls
         return {node.id: [walk_hit(h.score, next(records)) for h, _ in hits_of[node.id]] for node in nodes}
