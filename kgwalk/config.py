@@ -362,14 +362,14 @@ class QueryConf:
                                        "walks pruned to the edges most relevant to the question, root first (GRAG; "
                                        "kgwalk/query/ego.py).")
     ego_chars: Count | None = setting(None, "ego: the context's length in characters; null: what the k_nodes x k_walks walks take.")
-    records: WalkRecordSource = setting("auto", "Where a walk hit's record (its sentence, nodes, relations) comes from: memory (every "
-                                                "walk's, read once: ~160 B a walk) | graph (the hits' roots' walks made again from the "
-                                                "KG's edges, sentences by the template verbalizer) | tables (each question's rows read "
-                                                "from Delta: `kgwalk query`'s) | auto: memory where it fits records_memory_mib, else "
-                                                "graph where the sentences are the template's, else tables (kgwalk/index/records.py; "
-                                                "bench/results/scale_build_10m_memory.md).")
-    records_memory_mib: Annotated[int, AtLeast(0)] = setting(2048, "auto: the most walk records held in memory (2 GiB: ~13M walks; "
-                                                                   "the 10M-edge KG has 64M); 0: never.")
+    records: WalkRecordSource = setting("auto", "Where a walk hit's record (its sentence, nodes, relations) comes from: graph (the "
+                                                "hits' roots' walks made again from the KG's edges, sentences by the template verbalizer) "
+                                                "| memory (every walk's, read once: ~160 B a walk) | tables (each question's rows read "
+                                                "from Delta: `kgwalk query`'s) | auto: graph where the sentences are the template's, else "
+                                                "memory where it fits records_memory_mib, else tables (kgwalk/index/records.py; "
+                                                "bench/results/query_records_metaqa.md).")
+    records_memory_mib: Annotated[int, AtLeast(0)] = setting(2048, "auto, where the sentences are a model's: the most walk records "
+                                                                   "held in memory (2 GiB: ~13M walks); 0: never.")
 
 
 @dataclass

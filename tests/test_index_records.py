@@ -122,18 +122,19 @@ def test_the_graph_source_makes_the_sentences_of_the_configured_phrases(tmp_path
     assert texts == [expected_walks(cfg)[i]["text"] for i in ids]
 
 
-def test_auto_holds_records_in_memory_where_they_fit_else_remakes_template_walks_else_reads_tables(tmp_path):
+def test_auto_remakes_template_walks_else_holds_records_in_memory_where_they_fit_else_reads_tables(tmp_path):
     cfg = built_config(tmp_path)
     source = lambda *settings: record_source(corpus.config(tmp_path, None, list(settings)))  # noqa: E731
-    assert len(walk_roots(cfg)) * RECORD_BYTES <= 2**20 and source("query.records_memory_mib=1") == "memory"
-    assert source("query.records_memory_mib=0") == "graph"  # what the 10M-edge KG's 64M walks are to the default 2 GiB
-    assert source("query.records_memory_mib=0", "verbalize.verbalizer=openai") == "tables"  # a model's sentences cannot be remade
-    assert source("query.records=tables") == "tables" and source("query.records=graph", "query.records_memory_mib=0") == "graph"
+    model = "verbalize.verbalizer=openai"  # a model's sentences cannot be made again
+    assert source() == "graph" and source("query.records_memory_mib=0") == "graph"
+    assert len(walk_roots(cfg)) * RECORD_BYTES <= 2**20 and source(model, "query.records_memory_mib=1") == "memory"
+    assert source(model, "query.records_memory_mib=0") == "tables"  # what the 10M-edge KG's 64M walks are to 2 GiB
+    assert source("query.records=tables") == "tables" and source("query.records=memory") == "memory"
     with pytest.raises(KgwalkError, match="query.records=graph makes the template's sentences"):
-        record_source(corpus.config(tmp_path, None, ["query.records=graph", "verbalize.verbalizer=openai"]))
+        record_source(corpus.config(tmp_path, None, ["query.records=graph", model]))
     with pytest.raises(KgwalkError, match="query.records=graph makes the template's sentences"):
-        WalkRecords(corpus.config(tmp_path, None, ["verbalize.verbalizer=openai"]), "graph")
-    retriever = Retriever(corpus.config(tmp_path, None, ["query.node_search=dense", "query.rerank=none", "query.records_memory_mib=0"]))
+        WalkRecords(corpus.config(tmp_path, None, [model]), "graph")
+    retriever = Retriever(corpus.config(tmp_path, None, ["query.node_search=dense", "query.rerank=none"]))
     try:
         assert retriever.records.source == "graph"
         hits = [h for node in retriever.retrieve("who directed Kismet", k_nodes=3, k_walks=10).nodes for h in node.walks]

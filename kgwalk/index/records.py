@@ -15,8 +15,9 @@ Three sources, the same records from each (query.records):
   reads the tables. The reader holds the graph (about 20 B an edge), not the walks.
 - `tables`: only the looked-up walks' rows of those versions, read per lookup (one question, then
   exit: `kgwalk query`; reading 762K rows to show nine took most of a CLI query's second).
-`auto` holds the records in memory where they fit query.records_memory_mib, else remakes them from
-the graph where the sentences are the template's, else reads the tables.
+`auto` remakes them from the graph where the sentences are the template's (on MetaQA as fast as
+memory, p99 lower, 0.78 GiB against 1.09: bench/results/query_records_metaqa.md), else holds them in
+memory where they fit query.records_memory_mib, else reads the tables.
 
 A reader whose index moves to a new version (a refresh) reads that version's tables on its next
 lookup. A store that keeps no versions (the server backend) gets the latest tables, read again
@@ -51,9 +52,10 @@ def record_source(cfg: Config) -> RecordSource:
     """query.records, `auto` resolved from the walks table's size (its files' footers)."""
     chosen = cfg.query.records
     if chosen == "auto":
-        if row_count(cfg.table("walks"), "walks") * RECORD_BYTES <= cfg.query.records_memory_mib * 2**20:
-            return "memory"
-        return "graph" if cfg.verbalize.verbalizer == "template" else "tables"
+        if cfg.verbalize.verbalizer == "template":
+            return "graph"
+        fits = row_count(cfg.table("walks"), "walks") * RECORD_BYTES <= cfg.query.records_memory_mib * 2**20
+        return "memory" if fits else "tables"
     if chosen == "graph" and cfg.verbalize.verbalizer != "template":
         raise KgwalkError(f"query.records=graph makes the template's sentences again, but verbalize.verbalizer is "
                           f"{cfg.verbalize.verbalizer}: use memory or tables")
