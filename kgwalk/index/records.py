@@ -3,8 +3,8 @@ reader looks the rest up here, from the Delta tables at the versions the index i
 from (its `reflects`): kind, text, nodes, relations and their labels.
 
 Three sources, the same records from each (query.records):
-- `memory`: the walks and texts read into memory once per version (a long-lived reader: kgwalk
-  serve, eval); a lookup is a binary search over walk ids sorted once at load plus Arrow takes of
+- `memory`: the walks and texts read into memory once per version (a long-lived reader of a
+  model's sentences: kgwalk serve, eval); a lookup is a binary search over walk ids sorted once at load plus Arrow takes of
   the few rows a query returns. About 160 B a walk: 10 GB for the 10M-edge KG's 64M walks, which
   the first query could not read (bench/results/scale_build_10m_memory.md).
 - `graph`: the walks of the hits' roots made again from the KG's edges, and their sentences from
@@ -49,7 +49,8 @@ RECORD_BYTES = 160  # a walk's record held in memory, its sentence included (Met
 
 
 def record_source(cfg: Config) -> RecordSource:
-    """query.records, `auto` resolved from the walks table's size (its files' footers)."""
+    """query.records, `auto` resolved: the graph for the template's sentences, else by the walks table's size (its
+    files' footers)."""
     chosen = cfg.query.records
     if chosen == "auto":
         if cfg.verbalize.verbalizer == "template":
