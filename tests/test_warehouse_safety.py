@@ -12,16 +12,18 @@ import shutil
 import signal
 import subprocess
 import sys
+from types import SimpleNamespace
 from pathlib import Path
 
 import httpx
+import numpy as np
 import pytest
 
 from conftest import SAMPLE_KG
 from corpus import MODEL, build_in_process, config
 from kgwalk.errors import KgwalkError
 from kgwalk.index.generations import Generations
-from kgwalk.index.qdrant_shards import READ_ONLY_FILES, private_copy
+from kgwalk.index.qdrant_shards import READ_ONLY_FILES, UNWRITTEN_FILES, private_copy
 from kgwalk.refresh.job import run_refresh
 from kgwalk.storage import commit_files, log_damage, unlink_beneath
 
@@ -310,13 +312,38 @@ def test_a_private_copy_links_what_qdrant_only_reads_and_copies_the_rest_with_it
     private_copy(shard, tmp_path / "copy")
     files = [f for f in shard.rglob("*") if f.is_file() and not f.name.startswith(".atomicwrite")]
     assert {f.name for f in files} & READ_ONLY_FILES and {f.name for f in files} - READ_ONLY_FILES
+    assert {f.name for f in files} & UNWRITTEN_FILES  # the default turbo8 codes of a sealed base: linked, not copied
     for original in files:
         copy = tmp_path / "copy" / original.relative_to(shard)
-        if original.name in READ_ONLY_FILES:
+        if original.name in READ_ONLY_FILES | UNWRITTEN_FILES:
             assert copy.is_symlink() and copy.resolve() == original.resolve()
         else:
             assert not copy.is_symlink() and copy.read_bytes() == original.read_bytes()
             assert copy.stat().st_blocks <= original.stat().st_blocks  # holes stay holes
+
+
+def test_writes_to_a_private_copy_leave_the_linked_originals_as_they_were(refreshed, tmp_path):
+    """The files a private copy links are Qdrant's to read only: deleting points of the copy and upserting
+    others (ids it holds, with other vectors, and new ids), as a refresh writes beside a sealed base, changes
+    no byte of the original shard."""
+    from qdrant_edge import ScrollRequest, UpdateOperation
+
+    from kgwalk.index.base import point_ids
+    from kgwalk.index.qdrant_shards import load_shard, upsert_records
+
+    shard = refreshed / "qdrant" / "g000001" / "t_walks"
+    before = digest(shard)
+    private_copy(shard, tmp_path / "copy")
+    copy = load_shard(tmp_path / "copy")
+    records, _ = copy.scroll(ScrollRequest(limit=64, with_payload=True, with_vector=True))
+    copy.update(UpdateOperation.delete_points([r.id for r in records[:16]]))
+    vectors = np.random.default_rng(0).standard_normal((48, len(records[0].vector))).astype(np.float32)
+    upsert_records(copy, records[16:], vectors)
+    new = [SimpleNamespace(id=i, vector=r.vector, payload=r.payload) for r, i in zip(records[:8], point_ids(np.arange(10**9, 10**9 + 8)))]
+    upsert_records(copy, new)
+    copy.flush()
+    copy.close()
+    assert digest(shard) == before
 
 
 def read_everything(kg: Path, tmp_path: Path) -> None:
