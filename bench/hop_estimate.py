@@ -4,8 +4,9 @@ estimate is nearest n among 1-3 (a walk's lengths at walks.depth 3). No retrieva
 alone, from the question with its topic masked and the KG's relation phrases, as
 SyntheticPrior.expected_hops reads them (no phrase map, the relation names' own words).
 
-Rows: content words alone (words_per_hop), with relation mentions (mention_hops, the default
-until link_hops), and with the phrases a nested question links (link_hops) at several values.
+Rows: content words alone (words_per_hop), with relation mentions (mention_hops, the default),
+and with the phrases a nested question links (link_hops): value x (links + 1), the rule until
+the link count was narrowed, and value x links, the rule now.
 Content words per step fall with the step count on every set here (a 3-step question spends
 fewer a step than a 1-step one), so no words_per_hop fits them all; the links count the steps of
 a nested question.
@@ -58,8 +59,10 @@ def estimates() -> dict[str, Estimate]:
         "... or 0.9 x relations named (the default before link_hops)": lambda words, mentions, links: max(words / 1.75, 0.9 * mentions),
     }
     for value in (0.6, 0.65, 0.7, 0.75, 0.8):
-        rows[f"... or {value} x phrases linked (link_hops={value})"] = (
+        rows[f"... or {value} x (links + 1)"] = (
             lambda words, mentions, links, value=value: max(words / 1.75, 0.9 * mentions, value * (links + 1)))
+    for value in (0.9, 1.0, 1.1):
+        rows[f"... or {value} x links"] = lambda words, mentions, links, value=value: max(words / 1.75, 0.9 * mentions, value * links)
     return rows
 
 

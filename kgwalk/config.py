@@ -293,9 +293,9 @@ class SyntheticConf:
     hop_weight: Weight = setting(0.16, "A path scores this much less per step it differs from that count; 0: off.")
     mention_hops: Weight = setting(0.9, "Or, where more, this many steps per relation the question names by a word of the KG's "
                                         "relation phrases; 0: words only (bench/results/relation_mentions.md).")
-    link_hops: Weight = setting(0.0, "Or, where more, this many steps per phrase of the chain the question links by \"of\", a possessive "
-                                     "or a relative pronoun (\"the country of the birthplace of the director of E\": 4 phrases, 2.8 steps at 0.7); 0: off "
-                                     "(bench/results/hop_estimate.md).")
+    link_hops: Weight = setting(0.0, "Or, where more, this many steps per link the question makes from a phrase to the next by \"of\", a "
+                                     "possessive or a relative pronoun (\"the country of the birthplace of the director of E\": 3 links, 3 "
+                                     "steps at 1); 0: off (bench/results/hop_estimate.md, zero_shot_dev_sweep_synthetic_link_hops.md).")
     center: bool = setting(True, "Compare with each path question less the mean path question (what every path of this KG shares); "
                                  "false: raw cosines.")
     content_mix: Share = setting(0.5, "The share of the match read from content words alone (function words and placeholders left out), "

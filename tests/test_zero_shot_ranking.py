@@ -143,10 +143,11 @@ def test_a_nested_question_asks_for_as_many_steps_as_the_phrases_it_links(tmp_pa
         def encode(self, texts):
             return np.ones((len(texts), 4), np.float32)
 
-    prior = SyntheticPrior([(["directed_by"], [False])], TemplateVerbalizer({}), Flat(), "flat", _settings(link_hops=0.7, words_per_hop=1.75))
-    # 3 content words (1.7 steps by words), 4 phrases linked: 0.7 x 4
-    assert prior.expected_hops("the nationality of the spouse of the father of E") == pytest.approx(0.7 * 4)
+    prior = SyntheticPrior([(["directed_by"], [False])], TemplateVerbalizer({}), Flat(), "flat", _settings(link_hops=1.0, words_per_hop=1.75))
+    # 3 content words (1.7 steps by words), 3 links: 3 steps
+    assert prior.expected_hops("the nationality of the spouse of the father of E") == pytest.approx(3.0)
     assert prior.expected_hops("what movies did E act in") == pytest.approx(2 / 1.75)  # no link: the words decide
+    assert prior.expected_hops("what is the genre of E") == pytest.approx(1.0)  # one link asks for no more than one step
     prior.settings = dataclasses.replace(prior.settings, link_hops=0.0)  # off
     assert prior.expected_hops("the nationality of the spouse of the father of E") == pytest.approx(3 / 1.75)
 

@@ -129,7 +129,7 @@ class SyntheticPrior:
 
     def expected_hops(self, masked_question: str) -> float:
         """The steps the question asks for: `expected_hops` by its content words, or where more, `mention_hops` per
-        relation it names (`relation_mentions`) or `link_hops` per phrase of its chain (`linked_phrases` + 1). The words
+        relation it names (`relation_mentions`) or `link_hops` per phrase it links to the next (`linked_phrases`). The words
         per step vary: "who directed the films written by the writer of E" spends 4 content words on 3 steps (written_by
         named for two); "the country of the birthplace of the director of E", 3 on 3; "what is E about", 1 on 1."""
         s = self.settings
@@ -137,7 +137,7 @@ class SyntheticPrior:
         if s.mention_hops:
             counts.append(s.mention_hops * relation_mentions(masked_question, self._word_relations))
         if s.link_hops:
-            counts.append(s.link_hops * (linked_phrases(masked_question) + 1))
+            counts.append(s.link_hops * linked_phrases(masked_question))
         return max(counts)
 
     def _word_vectors(self, words: list[str]) -> np.ndarray:
