@@ -12,7 +12,7 @@ import pyarrow.compute as pc
 import pytest
 
 from kgwalk.errors import KgwalkError
-from kgwalk.kg.ids import IdSet
+from kgwalk.kg.ids import IdSet, sorted_positions
 from kgwalk.storage import read_table, scan, table_version, write_table
 
 SCHEMA = pa.schema([("walk_id", pa.int64()), ("text", pa.string())])
@@ -59,3 +59,18 @@ def test_id_sets_answer_as_isin_does():
     assert np.array_equal(ids.mask(pa.array(asked)), np.isin(asked, members))
     assert np.array_equal(ids.mask(asked), np.isin(asked, members))
     assert not IdSet(np.empty(0, np.int64)).mask(asked).any()
+
+
+@pytest.mark.parametrize("shape", ["hashes", "consecutive", "high bits"])
+def test_id_sets_past_the_cache_answer_as_isin_does_whatever_the_ids_look_like(shape):
+    # more ids than sorted_positions searches unsorted, and ids a bitmap keyed on their low or high bits
+    # alone would pile into a few slots
+    rng = np.random.default_rng(1)
+    n = 300_000
+    members = {"hashes": rng.integers(-(2**63), 2**63 - 1, n), "consecutive": np.arange(n) - n // 2,
+               "high bits": (np.arange(n, dtype=np.int64) - n // 2) << 40}[shape]
+    asked = np.concatenate([members[::7], members[::5] + 1, rng.integers(-(2**63), 2**63 - 1, 50_000)])
+    rng.shuffle(asked)
+    assert np.array_equal(IdSet(members).mask(asked), np.isin(asked, members))
+    ordered = np.sort(members)
+    assert np.array_equal(sorted_positions(ordered, asked), np.searchsorted(ordered, asked))

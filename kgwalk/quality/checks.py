@@ -18,6 +18,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from kgwalk.kg.ids import sorted_positions
+
 TEXT_SOURCES = ("template", "llm", "cache", "fallback")
 
 
@@ -28,7 +30,7 @@ def sorted_ids(ids: pa.Array | pa.ChunkedArray | np.ndarray) -> np.ndarray:
 
 def positions(values: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Where each value sits in the sorted `ids`, and whether it is there at all."""
-    at = np.minimum(np.searchsorted(ids, values), max(len(ids) - 1, 0))
+    at = np.minimum(sorted_positions(ids, values), max(len(ids) - 1, 0))
     found = ids[at] == values if len(ids) else np.zeros(len(values), bool)
     return at, found
 
