@@ -72,8 +72,8 @@ def _update(step: Step) -> None:
     new = {t: read_table(cfg.table(t), columns[t]) for t in KG_TABLES}
     old_relations = read_version(cfg.table("relations"), done["relations"], ["id", "label"])
     relations = pa.concat_tables([old_relations, new["relations"]]).group_by(["id", "label"]).aggregate([])
-    roots = affected_roots(old_edges, new["edges"], spec, relations)
     graph = Graph.from_arrow(new["edges"], new["entities"], new["relations"], cfg.walks.direction)
+    roots = affected_roots(old_edges, new["edges"], spec, relations, graph=graph)
     walk_now = roots[isin(roots, graph.node_ids)]  # affected roots that are still entities
     fresh = walk_roots(cfg, graph, walk_now, spec, step.spark).cast(WALKS_SCHEMA)
     # The previous version is streamed twice, never held: its key columns first (which walks the
