@@ -89,13 +89,16 @@ def rejected_words(rejected: pa.Table, records_read: int, limit: float, reasons:
             f"{named}; first rejected lines: {quoted}")
 
 
-def walk_reference(cfg: Config) -> WalkReference:
-    """The KG's entities, hubs and relations, read from the ingested tables."""
+def walk_reference(cfg: Config, kg: dict[str, pa.Table] | None = None) -> WalkReference:
+    """The KG's entities, hubs and relations: from `kg` (edges: src, rel, dst; entities: id;
+    relations: id, label), the ingested tables a caller has read already, else read here."""
     from kgwalk.storage import read_table
 
-    edges = read_table(cfg.table("edges"), ["src", "rel", "dst"], what="ingest")
-    entities = read_table(cfg.table("entities"), ["id"], what="ingest")
-    relations = read_table(cfg.table("relations"), ["id", "label"], what="ingest")  # labels name explicit inverses
+    if kg is None:
+        kg = {"edges": read_table(cfg.table("edges"), ["src", "rel", "dst"], what="ingest"),
+              "entities": read_table(cfg.table("entities"), ["id"], what="ingest"),
+              "relations": read_table(cfg.table("relations"), ["id", "label"], what="ingest")}  # labels name explicit inverses
+    edges, entities, relations = kg["edges"], kg["entities"], kg["relations"]
     return WalkReference.from_tables(edges, entities, relations, cfg.walks.direction, cfg.walks.hub_degree)
 
 
@@ -122,16 +125,17 @@ def walks_gate(cfg: Config, spark) -> WalksGate:
     return WalksGate(cfg, spark.sparkContext.broadcast(walk_reference(cfg)))
 
 
-def gate_walks(cfg: Config, walks: pa.Table, *, table_rows: int | None = None) -> list[GateResult]:
-    """Validate walks held as Arrow. A refresh passes the walks it recomputed, and as `table_rows`
-    the rows of the whole table it is about to write, which the row-count expectation sees. The
-    walks it keeps are rows of the previous version, which passed this gate, and consult no node,
-    hub or relation the change touched (that is what makes their roots unaffected:
-    kgwalk.walks.affected), so their checks cannot have changed; checking all 7M walks of the
-    1M-edge KG again took 5 s of a 0.1% refresh's 40."""
+def gate_walks(cfg: Config, walks: pa.Table, *, table_rows: int | None = None, kg: dict[str, pa.Table] | None = None) -> list[GateResult]:
+    """Validate walks held as Arrow. A refresh passes the walks it recomputed, as `table_rows` the
+    rows of the whole table it is about to write, which the row-count expectation sees, and as
+    `kg` the KG tables it has read (`walk_reference`). The walks it keeps are rows of
+    the previous version, which passed this gate, and consult no node, hub or relation the change
+    touched (that is what makes their roots unaffected: kgwalk.walks.affected), so their checks
+    cannot have changed; checking all 7M walks of the 1M-edge KG again took 5 s of a 0.1%
+    refresh's 40."""
     from kgwalk.quality.suites import walks_suite
 
-    summary = summarize(walk_checks(walks, walk_reference(cfg)), "walk_id")
+    summary = summarize(walk_checks(walks, walk_reference(cfg, kg)), "walk_id")
     return _run(cfg, [("walks", summary, walks_suite(cfg), "walk_id", True)], None if table_rows is None else {"walks": table_rows})
 
 

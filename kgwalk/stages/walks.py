@@ -90,7 +90,7 @@ def _update(step: Step) -> None:
     if cfg.quality.gates:
         from kgwalk.quality import gate_walks
 
-        gate_walks(cfg, fresh, table_rows=kept + fresh.num_rows)  # the walks kept passed it unchanged
+        gate_walks(cfg, fresh, table_rows=kept + fresh.num_rows, kg=new)  # the walks kept passed it unchanged
     crashpoint("walks.computed")
 
     def rows() -> Iterator[pa.RecordBatch]:
