@@ -8,7 +8,11 @@ and two-topic) split 80/20 by group with a fixed seed, and on the 20% part three
   paths, no labels: kgwalk/query/kg_questions.py), then query.rerank=paths.
 
     .venv/bin/python bench/zero_shot_vs_fitted.py --data /tmp/devsets/data --warehouse /tmp/devsets/wh \
-        --metaqa-warehouse /tmp/mq --scratch /tmp/zsvf [--sets synth,metaqa-dotted] [--generated 5000]
+        --metaqa-warehouse /tmp/mq --scratch /tmp/zsvf [--sets synth,metaqa-dotted] [--generated 5000] \
+        [--rankings zero-shot]
+
+`--rankings zero-shot` measures only the zero-shot ranking again (after a change to the synthetic
+prior, which a fitted prior does not use) and keeps the fitted rankings' rows of the last run.
 
 The corpora are the finished builds bench/zero_shot_dev.py made (`<warehouse>/<set>`; MetaQA's whole
 KB at `<metaqa-warehouse>/metaqa`), only read: each ranking gets a scratch KG under --scratch whose
@@ -30,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from common import DATA, DEV_SETS, HEAVY_LOCK, REPO, eval_under_lock
-from report import save_report
+from report import git_head, save_report
 
 SEED = 0
 TEST_SHARE = 0.2
@@ -91,8 +95,8 @@ def fit(kg: Path, args: list[str]) -> str:
     return out.strip().splitlines()[-1]
 
 
-def measure(source: Path, lines: dict[str, list[str]], scratch: Path, generated: int) -> dict:
-    """The three rankings' eval rows on the 20% part, and what each fit said."""
+def measure(source: Path, lines: dict[str, list[str]], scratch: Path, generated: int, rankings: list[str], saved: dict) -> dict:
+    """The rankings' eval rows on the 20% part, and what each fit said; those not in `rankings` as `saved` has them."""
     fit_lines, test = split(lines)
     scratch.mkdir(parents=True, exist_ok=True)
     (scratch / "fit.txt").write_text("\n".join(fit_lines) + "\n", encoding="utf-8")
@@ -100,16 +104,20 @@ def measure(source: Path, lines: dict[str, list[str]], scratch: Path, generated:
     for group, group_lines in test.items():
         (scratch / f"test-{group}.txt").write_text("\n".join(group_lines) + "\n", encoding="utf-8")
         files += ["--file", str(scratch / f"test-{group}.txt")]
-    fitted = {}
-    rows = {}
-    for ranking, settings in RANKINGS.items():
+    fitted = {r: f for r, f in saved.get("fits", {}).items() if r not in rankings}
+    rows = {r: v for r, v in saved.get("rows", {}).items() if r not in rankings}
+    commits = {r: c for r, c in saved.get("commits", {}).items() if r in rows}
+    for ranking in rankings:
+        settings = RANKINGS[ranking]
+        commits[ranking] = git_head(REPO)
         kg = scratch_kg(source, scratch / ranking)
         if ranking == "labels":
             fitted[ranking] = fit(kg, ["--questions", str(scratch / "fit.txt")])
         elif ranking == "generated":
             fitted[ranking] = fit(kg, ["--generated", str(generated), "--seed", str(SEED)])
         rows[ranking] = eval_under_lock(["questions", "--warehouse", str(kg.parent), "--name", kg.name, *files], settings)
-    return {"fit_questions": len(fit_lines), "test_questions": {g: len(t) for g, t in test.items()}, "fits": fitted, "rows": rows}
+    return {"fit_questions": len(fit_lines), "test_questions": {g: len(t) for g, t in test.items()}, "fits": fitted,
+            "rows": {r: rows[r] for r in RANKINGS if r in rows}, "commits": commits}
 
 
 def scores(rows: list[dict]) -> dict[str, tuple[float, float, int]]:
@@ -168,6 +176,8 @@ def main() -> None:
     parser.add_argument("--sets", default=",".join(DEV_SETS), help="comma-separated dev sets (default: all)")
     parser.add_argument("--generated", type=int, default=5000, help="questions fit-paths --generated draws (default 5000)")
     parser.add_argument("--metaqa-per-hop", type=int, default=2000, help="qa_dev questions per hop file (default 2000)")
+    parser.add_argument("--rankings", default=",".join(RANKINGS),
+                        help="comma-separated rankings to measure again (default: all); the others' rows are kept from the last run")
     parser.add_argument("--report-only", action="store_true", help="no fits or evals: the report from the last run's results")
     args = parser.parse_args()
     data, scratch = Path(args.data), Path(args.scratch)
@@ -180,14 +190,21 @@ def main() -> None:
         for name, source in sources.items():
             if not source.exists():
                 sys.exit(f"no build of {name} at {source}: run bench/zero_shot_dev.py first")
-            results[name] = measure(source, set_lines(data, name, args.metaqa_per_hop), scratch / name, args.generated)
+            rankings = [r for r in args.rankings.split(",") if r]
+            if unknown := set(rankings) - set(RANKINGS):
+                sys.exit(f"--rankings: unknown {sorted(unknown)}; known: {', '.join(RANKINGS)}")
+            results[name] = measure(source, set_lines(data, name, args.metaqa_per_hop), scratch / name, args.generated, rankings,
+                                    results.get(name, {}))
             saved.parent.mkdir(parents=True, exist_ok=True)
             saved.write_text(json.dumps(results))  # each set kept as it finishes
             print(f"{name}: done", flush=True)
     facts = [f"- data: {data} (bench/dev_sets.py); corpora: {args.warehouse}" + (f"; MetaQA: {args.metaqa_warehouse}" if args.metaqa_warehouse else ""),
              f"- scratch KGs (links to the builds, each with its own path_prior): {scratch}",
              "- the split is by question, not by topic: an entity may be asked about in both parts (the prior masks it)",
-             "- other agents shared the machine's 2 cores (no timings here)"]
+             "- other agents shared the machine's 2 cores (no timings here)",
+             "- each ranking measured at: " + "; ".join(
+                 f"{name} " + ", ".join(f"{r} {r_commits.get(r, 'an earlier run')}" for r in RANKINGS)
+                 for name, r_commits in ((name, result.get("commits", {})) for name, result in results.items()))]
     save_report("zero_shot_vs_fitted", "Zero-shot against a fitted path prior: labelled and generated questions", facts,
                 report(results, args.generated, args.metaqa_per_hop))
 
