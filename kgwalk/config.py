@@ -169,6 +169,8 @@ class WalksConf:
     roots_per_batch: int = setting(1024, "Roots walked together in one vectorised batch (working memory, not the walks).")
     max_paths_per_batch: int = setting(4_000_000, "Rows of a batch's working arrays, a BFS level expanded in chunks past it (working "
                                                   "memory, not the walks).")
+    processes: int | None = setting(None, "Processes a refresh walks its affected roots in when it runs without Spark, each with a "
+                                          "copy of the graph, where there is more than one batch of roots; null: one a CPU.")
     random: RandomWalkConf = field(default_factory=RandomWalkConf)
 
 

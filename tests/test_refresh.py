@@ -339,6 +339,16 @@ def test_spark_walks_the_affected_roots_identically(baseline, tmp_path, spark):
     assert corpus(cfg) == expected
 
 
+def test_walking_processes_walk_the_affected_roots_identically(baseline, tmp_path):
+    """Affected roots walked in batches of two roots by two spawned processes: the same tables as one
+    process (and as the full build of the changed KG)."""
+    cfg, ops, expected = copy_of(baseline, tmp_path)
+    cfg = config(tmp_path / "wh", overrides=["walks.processes=2", "walks.roots_per_batch=2"])
+    report = run_refresh(cfg, str(write_pipe(tmp_path / "c.txt", ops)))
+    assert report.affected_roots > 4  # more than two batches of roots, so both processes walked
+    assert corpus(cfg) == expected
+
+
 def test_a_refresh_gates_every_walk_it_recomputes(baseline, tmp_path, monkeypatch):
     """The walks gate of a refresh sees the walks it recomputed (the ones it keeps passed it
     unchanged): one bad walk among them stops the refresh before the walks table changes."""

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from kgwalk.walks.spark_job import WalksResult
 
 # walk settings that decide how fast the walks are made, not which
-_HOW = ("engine", "max_graph_bytes", "roots_per_batch", "max_paths_per_batch")
+_HOW = ("engine", "max_graph_bytes", "roots_per_batch", "max_paths_per_batch", "processes")
 
 
 def _settings(cfg: Config) -> dict[str, Any]:
@@ -44,13 +44,14 @@ def _describe(cfg: Config, r: WalksResult) -> str:
 
 
 def walk_roots(cfg: Config, graph: Graph, roots: np.ndarray, spec: WalkSpec, spark: Any = None) -> pa.Table:
-    """Walks of the given roots: the in-memory engine in this process, or spread over Spark
-    tasks (spark-submit jobs/refresh_walks.py) for big change sets."""
-    from kgwalk.walks.engine import generate_walks
+    """Walks of the given roots: the in-memory engine in processes of this machine
+    (walks.processes), or spread over Spark tasks (spark-submit jobs/refresh_walks.py) for big
+    change sets."""
+    from kgwalk.walks.engine import walks_in_processes
 
     if spark is None:
-        tables = list(generate_walks(graph, roots, spec, cfg.walks.roots_per_batch, cfg.walks.max_paths_per_batch))
-        return pa.concat_tables(tables) if tables else WALKS_SCHEMA.empty_table()
+        w = cfg.walks
+        return walks_in_processes(graph, roots, spec, w.roots_per_batch, w.max_paths_per_batch, w.processes)
     from kgwalk.walks.spark_job import walk_roots_on_spark
 
     return walk_roots_on_spark(cfg, spark, graph, roots, spec)

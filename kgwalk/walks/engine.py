@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
 
 import numpy as np
 import pyarrow as pa
@@ -33,6 +36,37 @@ def generate_walks(graph: Graph, root_ids: np.ndarray, spec: WalkSpec, roots_per
             table = finish(block_to_arrow(graph, block), kind, spec)
             if table.num_rows:
                 yield table
+
+
+def walks_in_processes(graph: Graph, root_ids: np.ndarray, spec: WalkSpec, roots_per_batch: int, max_paths: int,
+                       processes: int | None = None) -> pa.Table:
+    """`generate_walks` of these roots as one table, in their order, spread over `processes` (None: one a
+    CPU) where the roots make more than one batch. Each process is spawned (not forked: the caller's
+    threads, such as delta-rs's runtime, hold locks a fork would copy) and gets a copy of the graph."""
+    processes = processes or os.cpu_count() or 1
+    root_ids = np.asarray(root_ids, np.int64)
+    parts = [root_ids[start : start + roots_per_batch] for start in range(0, len(root_ids), roots_per_batch)]
+    if processes < 2 or len(parts) < 2:
+        tables = list(generate_walks(graph, root_ids, spec, roots_per_batch, max_paths))
+    else:
+        with ProcessPoolExecutor(min(processes, len(parts)), mp_context=get_context("spawn"), initializer=_hold,
+                                 initargs=(graph, spec, max_paths)) as pool:
+            tables = [t for part in pool.map(_walks_of_held, parts) for t in part]
+    return pa.concat_tables(tables) if tables else WALKS_SCHEMA.empty_table()
+
+
+_held: tuple[Graph, WalkSpec, int] | None = None  # a walking process's graph, spec and max_paths
+
+
+def _hold(graph: Graph, spec: WalkSpec, max_paths: int) -> None:
+    global _held
+    _held = (graph, spec, max_paths)
+
+
+def _walks_of_held(roots: np.ndarray) -> list[pa.Table]:
+    assert _held is not None
+    graph, spec, max_paths = _held
+    return list(generate_walks(graph, roots, spec, len(roots), max_paths))
 
 
 def all_walks(graph: Graph, spec: WalkSpec, roots_per_batch: int = 1024, max_paths: int = DEFAULT_MAX_PATHS) -> pa.Table:
