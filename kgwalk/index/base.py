@@ -105,7 +105,11 @@ class VectorWriter(Protocol):
     def create(self, collection: str, dim: int, graph: bool, hnsw_m: int) -> None:
         """An empty collection in the new version; `graph=False`: no HNSW, payload index on root."""
 
-    def upsert(self, collection: str, ids: np.ndarray, vectors: np.ndarray, payloads: list[dict[str, Any]]) -> None: ...
+    def upsert(self, collection: str, ids: np.ndarray, vectors: np.ndarray, payloads: list[dict[str, Any]], *,
+               replaces: np.ndarray | None = None) -> None:
+        """Write these points. `replaces` (aligned with `ids`), where the caller knows it: which of them
+        may be points already; the others are new (a layered store then need not look for them in its
+        base). None: any of them may be."""
 
     def stored(self, collection: str, vectors: np.ndarray) -> np.ndarray:
         """`vectors` as node sums take them (`as_stored`): where `keeps_exactly`, as `collection`

@@ -131,7 +131,8 @@ class ServerStore:
     def _target(self, collection: str) -> str:
         return self._building.get(collection, collection)
 
-    def upsert(self, collection: str, ids: np.ndarray, vectors: np.ndarray, payloads: list[dict[str, Any]]) -> None:
+    def upsert(self, collection: str, ids: np.ndarray, vectors: np.ndarray, payloads: list[dict[str, Any]], *,
+               replaces: np.ndarray | None = None) -> None:
         from qdrant_client import models
 
         batch = models.Batch(ids=point_ids(ids), vectors=self.stored(collection, vectors).tolist(), payloads=payloads)

@@ -159,7 +159,7 @@ def _apply(cfg: Config, store: VectorStore, done: dict[str, Any], now: dict[str,
         store.write_sums(nodes_c, node_roots, sums.sums, sums.walks)
     for start in range(0, len(fresh_ids), step):
         end = start + step
-        store.upsert(walks_c, fresh_ids[start:end], fresh_vectors[start:end], walk_payloads(fresh_roots[start:end]))
+        store.upsert(walks_c, fresh_ids[start:end], fresh_vectors[start:end], walk_payloads(fresh_roots[start:end]), replaces=replaced[start:end])
         crashpoint("index.upserting")
     store.delete(walks_c, gone, gone_roots)
     store.delete(nodes_c, dead_roots)
