@@ -103,12 +103,14 @@ def _unit(rng, n: int, dim: int) -> np.ndarray:
     return v / np.linalg.norm(v, axis=1, keepdims=True)
 
 
-def test_layered_walks_read_like_one_collection_through_refreshes_and_compactions(tmp_path):
+@pytest.mark.parametrize("hints", [False, True])
+def test_layered_walks_read_like_one_collection_through_refreshes_and_compactions(tmp_path, hints):
     """An edge refresh keeps the walks' base and writes only a delta and masked points; whatever
     the upserts and deletes over successive generations, reads (retrieve, count, search with and
     without a root) equal qdrant-client's local mode after the same operations, across the
     compactions that fold the delta into a new base. Old generations are dropped except a base
-    still in use."""
+    still in use. `hints`: the writer is told which upserts are new points and that the deletes
+    are points (as a refresh tells it), and a refresh that does not compact never opens the base."""
     # seal_points: the base is built, and compacted, in parts (sealed segments) read as one
     edge, server = EdgeStore(tmp_path / "edge", compact_ratio=0.25, seal_points=60), ServerStore(":memory:")
     rng = np.random.default_rng(1)
@@ -127,20 +129,33 @@ def test_layered_walks_read_like_one_collection_through_refreshes_and_compaction
         store.commit()
     bases = [edge.layouts()["walks"].base]
     assert len(_sealed_segments(tmp_path / "edge" / bases[0])) == 2  # sealed after the batches passing 60 points
-    for _ in range(1, 9):
+    unopened = 0
+    for step in range(1, 9):
         pool = np.array(sorted(live | set(ids.tolist())), np.int64)
         upserts = rng.choice(pool, 25, replace=False)  # replaced, re-added after a delete, or new
+        if hints and step % 2:  # new points only: nothing of the base is replaced
+            upserts = rng.choice(np.array(sorted(set(ids.tolist()) - live), np.int64), 25, replace=False)
         deletes = rng.choice(pool, 12, replace=False)  # present or already gone
+        if hints:
+            deletes = rng.choice(np.array(sorted(live - set(upserts.tolist())), np.int64), 12, replace=False)
+        replaces = np.isin(upserts, np.array(sorted(live), np.int64)) if hints else None
         vectors = _unit(rng, len(upserts), dim)
+        opened: list[str] = []
+        open_shard = edge._open_shard
+        edge._open_shard = lambda relative: (opened.append(relative), open_shard(relative))[1]  # type: ignore[method-assign]
         for store in (edge, server):
             store.begin(copy=True)
-            store.upsert("walks", upserts, vectors, [payload(i) for i in upserts])
-            store.delete("walks", deletes)
+            store.upsert("walks", upserts, vectors, [payload(i) for i in upserts], replaces=replaces)
+            store.delete("walks", deletes, np.array([root_of[int(i)] for i in deletes]) if hints else None, present=hints)
             store.finish("walks")
             store.commit()
+        del edge._open_shard
         live = (live | set(upserts.tolist())) - set(deletes.tolist())
         reader = EdgeStore(tmp_path / "edge")
         bases.append(reader.layouts()["walks"].base)
+        if hints and bases[-1] == bases[-2] and not replaces.any():
+            assert bases[-1] not in opened, opened
+            unopened += 1
         every = np.sort(ids)
         (e_ids, e_vecs, e_pay), (s_ids, s_vecs, s_pay) = reader.retrieve("walks", every), server.retrieve("walks", every)
         assert e_ids.tolist() == s_ids.tolist() == sorted(live)
@@ -162,6 +177,7 @@ def test_layered_walks_read_like_one_collection_through_refreshes_and_compaction
         assert kept <= {current, previous, bases[-1].split("/")[0], bases[-2].split("/")[0]}
     # Most refreshes only add a delta on the same base; some compact into a new one.
     assert 2 <= len(set(bases)) < len(bases) - 2, bases
+    assert unopened >= 2 if hints else unopened == 0
     assert len(_sealed_segments(tmp_path / "edge" / bases[-1])) >= 2  # a compaction's base, in parts too
     edge.close()
     server.close()

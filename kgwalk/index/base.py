@@ -118,9 +118,10 @@ class VectorWriter(Protocol):
     def keeps_exactly(self, collection: str) -> bool:
         """Whether `retrieve` gives back `stored`'s vectors bit for bit (not TurboQuant codes)."""
 
-    def delete(self, collection: str, ids: np.ndarray, roots: np.ndarray | None = None) -> None:
+    def delete(self, collection: str, ids: np.ndarray, roots: np.ndarray | None = None, *, present: bool = False) -> None:
         """Delete these points; `roots` (their roots, where the caller knows them) spare a
-        store that must know them, to mask a layered base, reading them back."""
+        store that must know them, to mask a layered base, reading them back. `present`: the
+        caller knows every id is a point (a layered store need not look for them in its base)."""
 
     def retrieve(self, collection: str, ids: np.ndarray, payloads: bool = True) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]: ...
 

@@ -208,7 +208,7 @@ class EdgeStore:
             layout = self.layouts().get(name)
             if layout is None:
                 raise KgwalkError(f"no index collection {name!r} under {self.folder} (run `kgwalk index` first)")
-            self._open[name] = LayeredCollection.load(self.folder, self._gen(), name, layout, self._open_shard)
+            self._open[name] = LayeredCollection.load(self.folder, self._gen(), name, layout, self._open_shard, lazy_base=self._writing)
         return self._open[name]
 
     def upsert(self, collection: str, ids: np.ndarray, vectors: np.ndarray, payloads: list[dict[str, Any]], *,
@@ -254,21 +254,22 @@ class EdgeStore:
     def keeps_exactly(self, collection: str) -> bool:
         return self.layouts()[collection].datatype in EXACT_DATATYPES
 
-    def delete(self, collection: str, ids: np.ndarray, roots: np.ndarray | None = None) -> None:
-        """`roots`: of `ids`, where the caller knows them (else read from the points)."""
+    def delete(self, collection: str, ids: np.ndarray, roots: np.ndarray | None = None, *, present: bool = False) -> None:
+        """`roots`: of `ids`, where the caller knows them (else read from the points). `present`:
+        the caller knows every id is a point (a layered collection's base is then not asked)."""
         from qdrant_edge import UpdateOperation
 
         self._require_writing()
         if not len(ids):
             return
         c = self._collection(collection)
+        if c.delta is not None:  # before the delta loses them: with `present`, it tells its points from the base's
+            c.hide_in_base(ids, roots, present=present)
         gone: list[Any] = point_ids(ids)
         c.writable.update(UpdateOperation.delete_points(gone))
         if self.layouts()[collection].root_map:
             self._root_changes.setdefault(collection, RootChanges()).remove(ids)
         self._written[collection] = self._written.get(collection, 0) + len(ids)
-        if c.delta is not None:
-            c.hide_in_base(ids, roots)
 
     # -- node sums (kgwalk.index.node_sums) ------------------------------------------------
     def has_sums(self, collection: str) -> bool:

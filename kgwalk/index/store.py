@@ -147,7 +147,7 @@ class ServerStore:
     def keeps_exactly(self, collection: str) -> bool:
         return True  # a server's collections are float32 or float16 (config refuses TurboQuant codes there)
 
-    def delete(self, collection: str, ids: np.ndarray, roots: np.ndarray | None = None) -> None:
+    def delete(self, collection: str, ids: np.ndarray, roots: np.ndarray | None = None, *, present: bool = False) -> None:
         from qdrant_client import models
 
         if len(ids):

@@ -161,7 +161,7 @@ def _apply(cfg: Config, store: VectorStore, done: dict[str, Any], now: dict[str,
         end = start + step
         store.upsert(walks_c, fresh_ids[start:end], fresh_vectors[start:end], walk_payloads(fresh_roots[start:end]), replaces=replaced[start:end])
         crashpoint("index.upserting")
-    store.delete(walks_c, gone, gone_roots)
+    store.delete(walks_c, gone, gone_roots, present=True)  # the live index holds exactly the walks of done["walks"]
     store.delete(nodes_c, dead_roots)
     store.finish(walks_c)
     store.finish(nodes_c)
