@@ -327,7 +327,8 @@ def test_walks_gate_on_arrow_as_refresh_uses_it(tmp_path):
 
 @pytest.mark.parametrize("n", [0, 1, 7, 5000])
 def test_id_index_finds_what_searchsorted_finds(n):
-    from kgwalk.quality.checks import IdIndex, positions
+    from kgwalk.kg.ids import positions
+    from kgwalk.quality.checks import IdIndex
 
     rng = np.random.default_rng(n)
     ids = np.unique(rng.integers(-2**63, 2**63 - 1, n, dtype=np.int64))

@@ -60,6 +60,13 @@ def sorted_positions(ids: np.ndarray, values: np.ndarray) -> np.ndarray:
     return at
 
 
+def positions(values: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each value sits in the sorted `ids`, and whether it is there at all."""
+    at = np.minimum(sorted_positions(ids, values), max(len(ids) - 1, 0))
+    found = ids[at] == values if len(ids) else np.zeros(len(values), bool)
+    return at, found
+
+
 class IdSet:
     """Membership in a fixed set of int64 ids, asked batch by batch over a table streamed from disk:
     sorted once, each ask a binary search (`isin` hashes the whole set again on every call).

@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kgwalk.kg.ids import sorted_positions
+from kgwalk.kg.ids import positions
 
 TEXT_SOURCES = ("template", "llm", "cache", "fallback")
 
@@ -26,13 +26,6 @@ TEXT_SOURCES = ("template", "llm", "cache", "fallback")
 def sorted_ids(ids: pa.Array | pa.ChunkedArray | np.ndarray) -> np.ndarray:
     values = ids.to_numpy() if not isinstance(ids, np.ndarray) else ids
     return np.sort(np.asarray(values, np.int64))
-
-
-def positions(values: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Where each value sits in the sorted `ids`, and whether it is there at all."""
-    at = np.minimum(sorted_positions(ids, values), max(len(ids) - 1, 0))
-    found = ids[at] == values if len(ids) else np.zeros(len(values), bool)
-    return at, found
 
 
 class IdIndex:

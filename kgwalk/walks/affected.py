@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from kgwalk.kg.ids import IdSet, sorted_positions
+from kgwalk.kg.ids import IdSet, positions
 from kgwalk.walks.graph import Graph, fold64, walk_edges
 from kgwalk.walks.spec import WalkSpec
 
@@ -79,8 +79,8 @@ def _ends(edges: pa.Table) -> pa.Table:
 def _degrees(edges: pa.Table, node_ids: np.ndarray, direction: str) -> np.ndarray:
     """Adjacency sizes in the walk direction of the sorted `node_ids` (Graph's rule: a self-loop is one
     entry); edges may have ends elsewhere."""
-    src, src_in = _positions(node_ids, edges.column("src").to_numpy())
-    dst, dst_in = _positions(node_ids, edges.column("dst").to_numpy())
+    src, src_in = positions(edges.column("src").to_numpy(), node_ids)
+    dst, dst_in = positions(edges.column("dst").to_numpy(), node_ids)
     deg = np.zeros(len(node_ids), np.int64)
     if direction in ("out", "both"):
         deg += np.bincount(src[src_in], minlength=len(node_ids))
@@ -90,14 +90,9 @@ def _degrees(edges: pa.Table, node_ids: np.ndarray, direction: str) -> np.ndarra
     return deg
 
 
-def _positions(ids: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    at = np.minimum(sorted_positions(ids, values), max(len(ids) - 1, 0))
-    return at, (ids[at] == values) if len(ids) else np.zeros(len(values), bool)
-
-
 def _neighbours(graph: Graph, ids: np.ndarray) -> np.ndarray:
     """The ids of the neighbours of those of `ids` that are nodes of `graph`."""
-    at, found = _positions(graph.node_ids, ids)
+    at, found = positions(ids, graph.node_ids)
     at = at[found]
     deg = graph.degree[at]
     starts = np.repeat(graph.indptr[at] - np.cumsum(deg) + deg, deg) + np.arange(int(deg.sum()))
@@ -149,9 +144,9 @@ def _passable(old_edges: pa.Table, changed: pa.Table, graph: Graph, spec: WalkSp
     old_deg = _degrees(walk_edges(old_near, relations, spec.direction), touched, spec.direction)
 
     def passable(ids: np.ndarray) -> np.ndarray:
-        at, in_graph = _positions(graph.node_ids, ids)
+        at, in_graph = positions(ids, graph.node_ids)
         new = np.where(in_graph, graph.degree[at] if len(graph.node_ids) else 0, 0)
-        was, changed_end = _positions(touched, ids)
+        was, changed_end = positions(ids, touched)
         old = np.where(changed_end, old_deg[was], new)
         return (old <= hub) | (new <= hub)
 
