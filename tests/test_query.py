@@ -139,8 +139,14 @@ def test_a_prior_encoder_of_its_own_encodes_what_the_prior_compares(sample_corpu
     synthetic = Retriever(corpus.config(Path(cfg.warehouse), SAMPLE, [*own, "query.rerank=synthetic"]))
     assert (synthetic.embedder.dim, synthetic.prior_embedder.dim, synthetic.prior_model) == (64, 32, "hashing-32")
     assert {v.shape[-1] for v in synthetic.prior.vectors["whole"].values()} == {32}
-    best = synthetic.retrieve("which films share a director with [Kismet]").walks[0]
+    result = synthetic.retrieve("which films share a director with [Kismet]")
+    best = result.walks[0]
     assert best.score > best.cosine  # the prior's share, from 32-dimension vectors, on 64-dimension walk cosines
+    # its texts are encoded on a thread while the walks are searched, into the vectors it would give at once
+    assert "prior_embed" in result.timings_ms
+    texts = synthetic.prior.question_texts("which films share a director with E")
+    question, pending = synthetic._encode("which films share a director with Kismet", texts)
+    assert question.shape == (64,) and np.array_equal(pending.result(), synthetic.prior_embedder.encode(texts))
     synthetic.close()
     qa = _write(tmp_path / "qa.txt", director_examples())
     with pytest.raises(SystemExit) as fit:
