@@ -349,6 +349,31 @@ def test_walking_processes_walk_the_affected_roots_identically(baseline, tmp_pat
     assert corpus(cfg) == expected
 
 
+@pytest.mark.parametrize("guarded", [True, False])
+def test_a_script_walking_in_processes_needs_a_main_guard_and_is_told_so(tmp_path, guarded):
+    """Spawned walking processes import the calling script again: under a main guard they walk what one process
+    walks; without one the script gets a one-line reason, not a hang."""
+    import subprocess
+    import sys
+
+    body = ("from conftest import graph_from\nfrom kgwalk.walks.engine import walks_in_processes\n"
+            "from kgwalk.walks.spec import WalkSpec\n"
+            "g = graph_from([(f'e{i}', 'r', f'e{i + 1}') for i in range(12)])\n"
+            "spec = WalkSpec(direction='both', depth=2)\n"
+            "print(walks_in_processes(g, g.node_ids, spec, 2, 10000, 2).num_rows, walks_in_processes(g, g.node_ids, spec, 2, 10000, 1).num_rows)\n")
+    if guarded:
+        body = "if __name__ == '__main__':\n" + "".join(f"    {line}\n" for line in body.splitlines())
+    script = tmp_path / "refresh_script.py"
+    script.write_text(body)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])}
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
+    if guarded:
+        walked, alone = run.stdout.split()
+        assert run.returncode == 0 and walked == alone and int(walked) > 0
+    else:
+        assert run.returncode != 0 and 'must run under `if __name__ == "__main__":`, or set walks.processes=1' in run.stderr
+
+
 def test_a_refresh_gates_every_walk_it_recomputes(baseline, tmp_path, monkeypatch):
     """The walks gate of a refresh sees the walks it recomputed (the ones it keeps passed it
     unchanged): one bad walk among them stops the refresh before the walks table changes."""

@@ -5,12 +5,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 
 import numpy as np
 import pyarrow as pa
 
 from kgwalk.config import WalksConf
+from kgwalk.errors import KgwalkError
 from kgwalk.walks.graph import Graph
 from kgwalk.walks.spec import WalkSpec
 from kgwalk.walks.table import WALKS_SCHEMA, block_to_arrow, finish
@@ -49,9 +51,13 @@ def walks_in_processes(graph: Graph, root_ids: np.ndarray, spec: WalkSpec, roots
     if processes < 2 or len(parts) < 2:
         tables = list(generate_walks(graph, root_ids, spec, roots_per_batch, max_paths))
     else:
-        with ProcessPoolExecutor(min(processes, len(parts)), mp_context=get_context("spawn"), initializer=_hold,
-                                 initargs=(graph, spec, max_paths)) as pool:
-            tables = [t for part in pool.map(_walks_of_held, parts) for t in part]
+        try:
+            with ProcessPoolExecutor(min(processes, len(parts)), mp_context=get_context("spawn"), initializer=_hold,
+                                     initargs=(graph, spec, max_paths)) as pool:
+                tables = [t for part in pool.map(_walks_of_held, parts) for t in part]
+        except BrokenProcessPool as e:  # a spawned process imports the caller's main module: an unguarded script runs again
+            raise KgwalkError(f"walking in {processes} processes failed ({e}): a script that refreshes must run under "
+                              "`if __name__ == \"__main__\":`, or set walks.processes=1") from e
     return pa.concat_tables(tables) if tables else WALKS_SCHEMA.empty_table()
 
 
