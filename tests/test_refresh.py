@@ -107,6 +107,21 @@ def test_affected_roots_cover_every_root_whose_walks_change(seed, bfs_mode):
     assert changed  # the change sets always change something
 
 
+def test_edge_differences_are_exact_when_edges_share_a_hash(monkeypatch):
+    """edge_difference sorts by a hash of each edge; where two different edges share one, it sorts exactly."""
+    import kgwalk.walks.affected as affected
+
+    rng = np.random.default_rng(5)
+    old = tables_from(random_kg(rng)).edges
+    new = tables_from(random_changes(rng, random_kg(np.random.default_rng(5)))[1]).edges
+    hashed = affected.edge_difference(old, new)
+    monkeypatch.setattr(affected, "fold64", lambda h, values: np.asarray(values, np.int64).view(np.uint64) % np.uint64(3))
+    colliding = affected.edge_difference(old, new)
+    for got, expected in zip(colliding, hashed):
+        assert sorted(got.to_pylist(), key=str) == sorted(expected.to_pylist(), key=str)
+    assert hashed[0].num_rows and hashed[1].num_rows
+
+
 def test_a_hub_that_stays_a_hub_affects_only_itself():
     star = [("hub", "r", f"leaf{i}") for i in range(10)] + [("a", "r", "hub"), ("b", "r", "a")]
     spec = WalkSpec(direction="both", depth=3, hub_degree=5)
