@@ -16,7 +16,7 @@ from kgwalk.config import SyntheticConf, load_config
 from kgwalk.errors import KgwalkError
 from kgwalk.query.corpus_paths import corpus_paths, embed_cached, path_questions, path_readings
 from kgwalk.query.synthetic import SyntheticPrior
-from kgwalk.query.words import content_words, expected_hops, focus_weights, linked_phrases, relation_mentions, relation_word_matches, same_stem, words_of
+from kgwalk.query.words import answer_noun, content_words, expected_hops, focus_weights, linked_phrases, relation_mentions, relation_word_matches, same_stem, words_of
 from kgwalk.verbalize.template import TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
@@ -36,7 +36,7 @@ QUESTIONS = [
 
 def _settings(**values) -> SyntheticConf:
     """The prior's settings with every optional term off unless named (the defaults turn them on)."""
-    return SyntheticConf(**{"coverage": 0.0, "focus": 0.0, "mention_hops": 0.0, "link_hops": 0.0, **values})
+    return SyntheticConf(**{"coverage": 0.0, "focus": 0.0, "mention_hops": 0.0, "link_hops": 0.0, "answer_type": 0.0, **values})
 
 
 def triples():
@@ -392,6 +392,51 @@ def test_the_path_whose_last_step_the_wh_phrase_names_wins(tmp_path, monkeypatch
     assert np.allclose(prior(0.3).focuses([w.signature for w in walks], asked), expected)
     with pytest.raises(KgwalkError, match=r"'query\.synthetic\.focus' must be"):  # ranges are the config's to check
         load_config(overrides=["query.synthetic.focus=-0.1"])
+
+
+def test_the_words_naming_the_answer_follow_what_or_which():
+    assert answer_noun("in which country was the director of E born?") == ["country"]
+    assert answer_noun("what is the name of the country where the person who directed E was born?") == ["country"]
+    assert answer_noun("what kind of film is E?") == ["film"]
+    assert answer_noun("what is the release year of E") == ["release", "year"]
+    assert answer_noun("what genres are the films written by E in") == ["genres"]
+    assert answer_noun("what did E direct") == []  # the topic comes first: nothing names the answer
+    assert answer_noun("who directed E") == []  # no noun after the wh-word
+    assert answer_noun("when was E born, and what city") == []  # the first wh-word counts
+
+
+class _EndWalk(_Walk):
+    def __init__(self, sig: str, end: str) -> None:
+        super().__init__(sig)
+        self.node_labels = ["E", end]
+
+
+def test_the_path_whose_ends_read_as_the_asked_noun_wins(tmp_path, monkeypatch):
+    """"which country was E born in": two paths read alike (a birthplace, a club's home city, say), but only one's ends
+    read like a country; the term is the mean cosine of a path's end labels to the asked noun, less the paths' mean."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    born, home = (["born_in"], [False]), (["headquartered_in"], [False])
+    axis = np.eye(16, dtype=np.float32)
+    words = {"country": axis[2], "veronia": 0.8 * axis[2] + 0.6 * axis[3], "caldonia": 0.6 * axis[2] + 0.8 * axis[3], "lakeford": axis[4]}
+
+    class Words:  # every path question on one axis (a tie), the words and labels as above, other words on axes of their own
+        def encode(self, texts):
+            return np.array([axis[0] if " " in t else words.get(t.lower(), axis[5 + len(t) % 10]) for t in texts], np.float32)
+
+    walks = [_EndWalk(signature(*home), "Lakeford"), _EndWalk(signature(*born), "Veronia"), _EndWalk(signature(*born), "Caldonia")]
+    sigs = [signature(*home), signature(*born)]
+
+    def prior(weight: float) -> SyntheticPrior:
+        return SyntheticPrior([home, born], TemplateVerbalizer({}), Words(), f"types-{weight}", _settings(hop_weight=0.0, content_mix=0.0, center=False, answer_type=weight))
+
+    question = "which country was E born in"
+    assert np.allclose(prior(0.5).answer_types(sigs, question, walks), [-0.35, 0.35])  # ends' means 0 and 0.7, less 0.35
+    assert np.allclose(prior(0.0).shares(question, axis[:1], walks), 1 / 2)  # off: the tie stays
+    shares = prior(0.5).shares(question, axis[:1], walks)
+    assert shares[1] == shares[2] > 0.99  # on: the path to countries takes the share
+    assert not prior(0.5).answer_types(sigs, "where was E born", walks).any()  # no noun names the answer: no term
+    with pytest.raises(KgwalkError, match=r"'query\.synthetic\.answer_type' must be"):
+        load_config(overrides=["query.synthetic.answer_type=-1"])
 
 
 def _unit_rows(x: np.ndarray) -> np.ndarray:

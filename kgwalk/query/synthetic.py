@@ -4,7 +4,7 @@ gives each walk's share; a walk scores cosine + query.rerank_weight x that share
 labelled prior (kgwalk/query/paths.py). The terms, each set under query.synthetic.* and explained
 in docs/synthetic-prior.md: the cosine of the question to the path read as questions
 (kgwalk/query/corpus_paths.py; centred, mixed with content words alone), a step count
-(hop_weight), word coverage and answer focus (kgwalk/query/words.py)."""
+(hop_weight), word coverage, answer focus (kgwalk/query/words.py) and answer type (the ends' labels)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from kgwalk.embed.model import Embedder
 from kgwalk.errors import KgwalkError
 from kgwalk.query.hits import WalkHit
 from kgwalk.query.corpus_paths import embed_cached, parse_signature, path_readings, phrase_words, read_corpus_paths, unit_vectors
-from kgwalk.query.words import content_words, expected_hops, focus_weights, linked_phrases, relation_mentions, relation_word_matches, same_stem, words_of
+from kgwalk.query.words import answer_noun, content_words, expected_hops, focus_weights, linked_phrases, relation_mentions, relation_word_matches, same_stem, words_of
 from kgwalk.verbalize.template import TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
@@ -207,6 +207,24 @@ class SyntheticPrior:
         too_long = np.array([len(path) for path in steps]) - self.expected_hops(masked_question) > self.settings.focus_slack
         return np.where(too_long, np.minimum(relative, 0.0), relative)
 
+    def answer_types(self, sigs: list[str], masked_question: str, walks: Sequence[WalkHit]) -> np.ndarray:
+        """Per path, how much more its walks' ends read as what the question asks for than the paths' ends on average: the
+        mean cosine of their labels to the words naming it (`answer_noun`: "which country", "what genres"), less the mean
+        over the paths; 0 for a question without such words. Where cosine to the question and the path's relation words tie,
+        a country ("Eldonia") still reads more like "country" than a city or a person does, a genre ("Drama") more like
+        "genres" than a film's title."""
+        noun = answer_noun(masked_question)
+        if not noun or not walks:
+            return np.zeros(len(sigs))
+        asked = unit_vectors(self._word_vectors(noun).sum(axis=0)[None])[0]
+        ends: dict[str, list[str]] = {}
+        for w in walks:
+            ends.setdefault(w.signature, []).append(w.node_labels[-1])
+        labels = list(dict.fromkeys(label for sig in sigs for label in ends[sig]))
+        cosine = dict(zip(labels, np.einsum("ij,j->i", self._word_vectors(labels), asked).tolist()))  # einsum: see PathPrior.votes
+        per_path = np.array([np.mean([cosine[label] for label in ends[sig]]) for sig in sigs])
+        return per_path - per_path.mean()
+
     def question_texts(self, masked_question: str) -> list[str]:
         """What the retriever encodes for this prior: the masked question, and its content words where they are mixed in
         (query.synthetic.content_mix)."""
@@ -227,6 +245,8 @@ class SyntheticPrior:
             sims = sims + s.coverage * self.coverages(sigs, masked_question)
         if s.focus:
             sims = sims + s.focus * self.focuses(sigs, masked_question)
+        if s.answer_type:
+            sims = sims + s.answer_type * self.answer_types(sigs, masked_question, walks)
         weights = np.exp((sims - sims.max()) / s.temperature)
         per_path = weights / weights.sum()
         return np.array([per_path[first[w.signature]] for w in walks])

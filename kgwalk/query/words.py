@@ -21,6 +21,7 @@ TOPIC = "e"  # the question's topic, masked (kgwalk.query.paths.masked_question)
 STEM = 4  # leading letters two words of at least this length share to count as one word
 WH_WORDS = frozenset({"who", "what", "which", "when", "where", "whom", "whose", "how"})
 RELATIVE_PRONOUNS = frozenset({"that", "who", "which", "whom"})
+GENERIC_NOUNS = frozenset({"name", "names", "kind", "type", "sort"})  # "what is the name of the country": the country is asked
 
 
 def is_content(word: str) -> bool:
@@ -70,6 +71,26 @@ def focus_weights(masked_question: str, decay: float) -> dict[str, float]:
     for rank, (_, i) in enumerate(near):
         weights[tokens[i]] = weights.get(tokens[i], 0.0) + decay**rank
     return weights
+
+
+def answer_noun(masked_question: str) -> list[str]:
+    """The words naming what a question asks for: the content words right after its first wh-word where that is "what" or
+    "which", a generic noun and its "of" skipped ("which country ...", "what is the name of the country where ...": country;
+    "in what year": year); none for another wh-word ("who", "when": no noun to compare with) or where the topic comes first
+    ("what did E direct")."""
+    tokens = [w.lower() for w in WORD.findall(masked_question)]
+    wh = next((i for i, w in enumerate(tokens) if w in WH_WORDS), None)
+    if wh is None or tokens[wh] not in ("what", "which"):
+        return []
+    run: list[str] = []
+    for token in tokens[wh + 1 :]:
+        if token == TOPIC or token in WH_WORDS:
+            break
+        if is_content(token) and token not in GENERIC_NOUNS:
+            run.append(token)
+        elif run:
+            break
+    return run
 
 
 def expected_hops(masked_question: str, words_per_hop: float) -> float:
