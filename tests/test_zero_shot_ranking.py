@@ -403,6 +403,9 @@ def test_the_words_naming_the_answer_follow_what_or_which():
     assert answer_noun("what did E direct") == []  # the topic comes first: nothing names the answer
     assert answer_noun("who directed E") == []  # no noun after the wh-word
     assert answer_noun("when was E born, and what city") == []  # the first wh-word counts
+    assert answer_noun("the country of birth of the singer of E") == ["country"]  # no wh-word: the first content words
+    assert answer_noun("genre of E?") == ["genre"]
+    assert answer_noun("E's club?") == []
 
 
 class _EndWalk(_Walk):

@@ -141,7 +141,7 @@ class SyntheticPrior:
         return max(counts)
 
     def _word_vectors(self, words: list[str]) -> np.ndarray:
-        """Unit vectors of `words`, embedded once. A server's threads may share the prior: the cache is
+        """Unit vectors of `words` (or walks' end labels), embedded once. A server's threads may share the prior: the cache is
         replaced when full, never emptied in place, so the one this call looked in keeps its words."""
         known = self.word_vectors
         new = [w for w in words if w not in known]

@@ -74,17 +74,18 @@ def focus_weights(masked_question: str, decay: float) -> dict[str, float]:
 
 
 def answer_noun(masked_question: str) -> list[str]:
-    """The words naming what a question asks for: the content words right after its first wh-word where that is "what" or
+    """The words naming what a question asks for: the content words after its first wh-word where that is "what" or
     "which", a generic noun and its "of" skipped ("which country ...", "what is the name of the country where ...": country;
-    "in what year": year); none for another wh-word ("who", "when": no noun to compare with) or where the topic comes first
-    ("what did E direct")."""
+    "in what year": year); without a wh-word, its first content words ("the country of birth of the singer of E",
+    "genre of E?"). None for another wh-word ("who", "when": no noun to compare with) or where the topic comes first
+    ("what did E direct", "E's club?")."""
     tokens = [w.lower() for w in WORD.findall(masked_question)]
     wh = next((i for i, w in enumerate(tokens) if w in WH_WORDS), None)
-    if wh is None or tokens[wh] not in ("what", "which"):
+    if wh is not None and tokens[wh] not in ("what", "which"):
         return []
     run: list[str] = []
-    for token in tokens[wh + 1 :]:
-        if token == TOPIC or token in WH_WORDS:
+    for token in tokens[wh + 1 if wh is not None else 0 :]:
+        if token.partition("'")[0] == TOPIC or token in WH_WORDS:  # the topic, or its possessive ("E's")
             break
         if is_content(token) and token not in GENERIC_NOUNS:
             run.append(token)
