@@ -21,6 +21,7 @@ from kgwalk.errors import KgwalkError
 from kgwalk.index.base import EXACT_DATATYPES, ROOT_FIELD, Hit, Originals, order_records, point_ids, root_payload, signed_id
 from kgwalk.index.generations import Layout, write_atomically
 from kgwalk.index.qdrant_shards import copy_shard, create_shard, load_shard, seal, shard_config, upsert_records
+from kgwalk.kg.ids import positions
 
 _RETRIEVE_BATCH = 1024
 _SCROLL_BATCH = 4096
@@ -76,8 +77,7 @@ class LayeredCollection:
         return self.delta if self.delta is not None else self.base
 
     def is_masked(self, ids: np.ndarray) -> np.ndarray:
-        pos = np.minimum(np.searchsorted(self.masked_ids, ids), max(len(self.masked_ids) - 1, 0))
-        return (self.masked_ids[pos] == ids) if len(self.masked_ids) else np.zeros(len(ids), bool)
+        return positions(ids, self.masked_ids)[1]
 
     def mask(self, ids: np.ndarray, roots: np.ndarray) -> None:
         ids, roots = np.concatenate([self.masked_ids, ids]), np.concatenate([self.masked_roots, roots])

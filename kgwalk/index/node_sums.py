@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from kgwalk.index.generations import Layout, write_atomically
+from kgwalk.kg.ids import positions
 
 
 class NodeSumFiles:
@@ -50,8 +51,8 @@ class NodeSumFiles:
         base = np.load(self.folder / f"{layout.sums_base}.sums.npy", mmap_mode="r")
         for known, table in ((base_roots, base), self._delta(generation, name)):  # the delta wins
             if len(known):
-                pos = np.minimum(np.searchsorted(known, roots), len(known) - 1)
-                hit = np.flatnonzero(known[pos] == roots)
+                pos, found = positions(roots, known)
+                hit = np.flatnonzero(found)
                 order = np.argsort(pos[hit])  # rows in file order: sequential reads of the mmap
                 values[hit[order]] = table[pos[hit][order]]
         return values[:, 1:], values[:, 0]

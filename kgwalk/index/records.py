@@ -37,7 +37,7 @@ import pyarrow.compute as pc
 from kgwalk.config import Config
 from kgwalk.errors import KgwalkError
 from kgwalk.index.build import with_texts
-from kgwalk.kg.ids import IdSet
+from kgwalk.kg.ids import IdSet, positions
 from kgwalk.state import KG_TABLES, read_state, versions
 from kgwalk.storage import read_rows, read_version, row_count
 from kgwalk.walks.graph import Graph
@@ -139,8 +139,8 @@ class WalkRecords:
         else:
             table = self._fetch(np.unique(ids), roots)
             known = table.column("walk_id").to_numpy()
-        rows = np.minimum(np.searchsorted(known, ids), max(len(known) - 1, 0))
-        if len(ids) and (not len(known) or not np.array_equal(known[rows], ids)):
+        rows, found = positions(ids, known)
+        if not found.all():
             return None
         return table.take(pa.array(rows))
 

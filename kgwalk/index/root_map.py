@@ -18,7 +18,7 @@ from typing import IO
 import numpy as np
 
 from kgwalk.index.generations import write_atomically
-from kgwalk.kg.ids import IdSet
+from kgwalk.kg.ids import IdSet, positions
 
 _PARTS = ("roots", "starts", "ids")
 
@@ -83,8 +83,7 @@ class RootMap:
             self._by_id = all_ids[order], roots[order]
         sorted_ids, roots = self._by_id
         ids = np.asarray(ids, np.int64)
-        at = np.minimum(np.searchsorted(sorted_ids, ids), max(len(sorted_ids) - 1, 0))
-        found = (sorted_ids[at] == ids) if len(sorted_ids) else np.zeros(len(ids), bool)
+        at, found = positions(ids, sorted_ids)
         return np.where(found, roots[at] if len(sorted_ids) else missing, missing)
 
     def pairs(self) -> tuple[np.ndarray, np.ndarray]:

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from kgwalk.kg.ids import positions
+
 MIN_SHARE = 0.9  # of a relation's edges whose tails parse as times, for it to carry time
 # Taken off the score of a walk with no time value, so that the walks in range come first: in
 # cosine order (a question's walks rarely differ by a whole 1) it ranks after them; under a prior
@@ -201,8 +203,8 @@ class TemporalIndex:
         ids = ids[order]
         years = np.array([label_year(label or "") or 0 for label in entities.column("label").to_pylist()], np.int64)[order]
         src, rel, dst = (edges.column(c).to_numpy() for c in ("src", "rel", "dst"))
-        at = np.minimum(np.searchsorted(ids, dst), max(len(ids) - 1, 0))
-        tail_year = np.where(ids[at] == dst, years[at], 0) if len(ids) else np.zeros(len(dst), np.int64)
+        at, found = positions(dst, ids)
+        tail_year = np.where(found, years[at], 0) if len(ids) else np.zeros(len(dst), np.int64)
         rel_ids, rel_of_edge = np.unique(rel, return_inverse=True)
         timed = tail_year != 0
         share = np.bincount(rel_of_edge, timed, len(rel_ids)) / np.maximum(np.bincount(rel_of_edge, minlength=len(rel_ids)), 1)

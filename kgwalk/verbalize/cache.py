@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from kgwalk.config import Config
+from kgwalk.kg.ids import positions
 from kgwalk.storage import scan, table_exists, warehouse_cache, write_table
 
 CACHE_SCHEMA = pa.schema([("verbalizer_key", pa.int64()), ("key", pa.int64()), ("text", pa.string())])
@@ -44,8 +45,7 @@ class SentenceCache:
 
     def get(self, keys: np.ndarray) -> tuple[np.ndarray, pa.Array]:
         """(found mask, the found keys' texts in order)."""
-        pos = np.minimum(np.searchsorted(self.keys, keys), max(len(self.keys) - 1, 0))
-        found = (self.keys[pos] == keys) if len(self.keys) else np.zeros(len(keys), bool)
+        pos, found = positions(keys, self.keys)
         return found, self.texts.take(pa.array(pos[found]))
 
 

@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 
 from kgwalk.errors import KgwalkError
-from kgwalk.kg.ids import sorted_positions
+from kgwalk.kg.ids import positions, sorted_positions
 from kgwalk.kg.relations import inverse_relation_pairs
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -54,8 +54,7 @@ def mirrored_copies(edges: pa.Table, relations: pa.Table) -> np.ndarray:
         forward = np.sort(_pairs(src[rel == base], dst[rel == base]))
         backward = np.flatnonzero(rel == inverse)
         mirror = _pairs(dst[backward], src[backward])
-        at = np.minimum(np.searchsorted(forward, mirror), max(len(forward) - 1, 0))
-        copies[backward[(forward[at] == mirror) if len(forward) else np.zeros(len(backward), bool)]] = True
+        copies[backward[positions(mirror, forward)[1]]] = True
     return copies
 
 

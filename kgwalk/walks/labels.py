@@ -11,6 +11,7 @@ import pyarrow as pa
 
 from kgwalk.config import Config
 from kgwalk.errors import KgwalkError
+from kgwalk.kg.ids import positions
 from kgwalk.storage import read_table
 from kgwalk.walks.table import list_array
 
@@ -42,8 +43,8 @@ class LabelLookup:
 
     @staticmethod
     def _labels_of(ids: np.ndarray, known: np.ndarray, labels: pa.Array, what: str) -> pa.Array:
-        pos = np.minimum(np.searchsorted(known, ids), max(len(known) - 1, 0))
-        if len(ids) and (not len(known) or not np.array_equal(known[pos], ids)):
+        pos, found = positions(ids, known)
+        if not found.all():
             raise KgwalkError(f"walks reference {what} ids missing from the {what} table: rerun `kgwalk walks`")
         return labels.take(pa.array(pos))
 
