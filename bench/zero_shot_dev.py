@@ -152,7 +152,8 @@ def sweep(args: argparse.Namespace, kgs: dict[str, tuple[Path, Path]], warehouse
 def ablate(args: argparse.Namespace, kgs: dict[str, tuple[Path, Path]], warehouse: Path) -> None:
     """The defaults, then each `--ablate` setting changed alone."""
     variants = {"defaults": [], **{setting: [setting] for setting in args.ablate}}
-    compare(args, kgs, warehouse, variants, "setting", "zero_shot_dev_ablation", "Each synthetic-prior setting changed alone, on the development sets",
+    report = "zero_shot_dev_ablation" + (f"_{args.tag}" if args.tag else "")
+    compare(args, kgs, warehouse, variants, "setting", report, "Each synthetic-prior setting changed alone, on the development sets",
             "query settings at their defaults but the row's")
 
 
@@ -202,7 +203,7 @@ def main() -> None:
     parser.add_argument("--metaqa-warehouse", help="a finished build of MetaQA's whole KB named metaqa (read only)")
     parser.add_argument("--sets", default=",".join(DEV_SETS), help="comma-separated sets (default: all)")
     parser.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE", help="a query setting for every eval")
-    parser.add_argument("--tag", help="report name suffix, for runs with --set")
+    parser.add_argument("--tag", help="report name suffix, for runs with --set or --ablate")
     parser.add_argument("--sweep", metavar="KEY=V1,V2", help="one query setting at each value, on the dev files; its own report")
     parser.add_argument("--ablate", nargs="+", metavar="KEY=VALUE", help="the defaults, then each setting changed alone, on the dev files; "
                                                                            "zero_shot_dev_ablation.md")

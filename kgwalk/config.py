@@ -310,7 +310,9 @@ class SyntheticConf:
                                  "than its steps on average; 0: off (bench/results/answer_focus.md).")
     answer_type: Weight = setting(0.5, "A path gains this x how much more its walks' end labels match the words naming what the question "
                                        "asks for (\"which country\", \"what genres\") than the paths' ends on average (word vectors of "
-                                       "embed.model); 0: off (bench/results/zero_shot_dev_sweep_synthetic_answer_type.md).")
+                                       "embed.model); 0: off (bench/results/zero_shot_dev_ablation_answer_type.md).")
+    answer_type_margin: Weight = setting(0.05, "Differences in that match within this of the paths' mean count as none: where every path ends in "
+                                               "the same kind of thing (persons whose names say nothing of their role), what is left is noise.")
     focus_decay: Annotated[float, Above(0), AtMost(1)] = setting(0.3, "The weight of the question's n-th content word nearest its "
                                                                       "wh-word: focus_decay ** n.")
     focus_slack: Weight = setting(1.0, "A path more than this many steps longer than the question asks for gains nothing from the "

@@ -429,11 +429,14 @@ def test_the_path_whose_ends_read_as_the_asked_noun_wins(tmp_path, monkeypatch):
     walks = [_EndWalk(signature(*home), "Lakeford"), _EndWalk(signature(*born), "Veronia"), _EndWalk(signature(*born), "Caldonia")]
     sigs = [signature(*home), signature(*born)]
 
-    def prior(weight: float) -> SyntheticPrior:
-        return SyntheticPrior([home, born], TemplateVerbalizer({}), Words(), f"types-{weight}", _settings(hop_weight=0.0, content_mix=0.0, center=False, answer_type=weight))
+    def prior(weight: float, margin: float = 0.05) -> SyntheticPrior:
+        return SyntheticPrior([home, born], TemplateVerbalizer({}), Words(), f"types-{weight}",
+                              _settings(hop_weight=0.0, content_mix=0.0, center=False, answer_type=weight, answer_type_margin=margin))
 
     question = "which country was E born in"
-    assert np.allclose(prior(0.5).answer_types(sigs, question, walks), [-0.35, 0.35])  # ends' means 0 and 0.7, less 0.35
+    # ends' means 0 and 0.7, less their mean 0.35, each brought the margin nearer 0
+    assert np.allclose(prior(0.5).answer_types(sigs, question, walks), [-0.30, 0.30])
+    assert not prior(0.5, margin=0.4).answer_types(sigs, question, walks).any()  # within the margin: counted as noise
     assert np.allclose(prior(0.0).shares(question, axis[:1], walks), 1 / 2)  # off: the tie stays
     shares = prior(0.5).shares(question, axis[:1], walks)
     assert shares[1] == shares[2] > 0.99  # on: the path to countries takes the share

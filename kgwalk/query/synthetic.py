@@ -210,7 +210,7 @@ class SyntheticPrior:
     def answer_types(self, sigs: list[str], masked_question: str, walks: Sequence[WalkHit]) -> np.ndarray:
         """Per path, how much more its walks' ends read as what the question asks for than the paths' ends on average: the
         mean cosine of their labels to the words naming it (`answer_noun`: "which country", "what genres"), less the mean
-        over the paths; 0 for a question without such words. Where cosine to the question and the path's relation words tie,
+        over the paths and brought query.synthetic.answer_type_margin nearer 0; 0 for a question without such words. Where cosine to the question and the path's relation words tie,
         a country ("Eldonia") still reads more like "country" than a city or a person does, a genre ("Drama") more like
         "genres" than a film's title."""
         noun = answer_noun(masked_question)
@@ -223,7 +223,9 @@ class SyntheticPrior:
         labels = list(dict.fromkeys(label for sig in sigs for label in ends[sig]))
         cosine = dict(zip(labels, np.einsum("ij,j->i", self._word_vectors(labels), asked).tolist()))  # einsum: see PathPrior.votes
         per_path = np.array([np.mean([cosine[label] for label in ends[sig]]) for sig in sigs])
-        return per_path - per_path.mean()
+        above = per_path - per_path.mean()
+        # within the margin, noise: a screenwriter's name reads no more like "screenwriter" than an actor's
+        return np.sign(above) * np.maximum(np.abs(above) - self.settings.answer_type_margin, 0.0)
 
     def question_texts(self, masked_question: str) -> list[str]:
         """What the retriever encodes for this prior: the masked question, and its content words where they are mixed in
