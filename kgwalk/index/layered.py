@@ -11,7 +11,7 @@ is the same with no delta and no masked points."""
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,12 @@ def masked_path(folder: Path, generation: str, name: str) -> Path:
 
 def _no_masked() -> np.ndarray:
     return np.zeros((0, 2), np.int64)
+
+
+def _held(shard: Any, ids: np.ndarray, *, with_payload: bool = False) -> Iterator[tuple[int, list[Any]]]:
+    """Per batch of `ids`, where it starts and the records of it `shard` holds (no vectors)."""
+    for start in range(0, len(ids), _RETRIEVE_BATCH):
+        yield start, shard.retrieve(point_ids=point_ids(ids[start : start + _RETRIEVE_BATCH]), with_payload=with_payload, with_vector=False)
 
 
 class LayeredCollection:
@@ -109,24 +115,20 @@ class LayeredCollection:
         known = None if roots is None else np.asarray(roots, np.int64)[first]
         fresh = ~self.is_masked(ids)
         ids, known = ids[fresh], None if known is None else known[fresh]
+        if not len(ids):  # nothing new to mask: a lazy base stays closed
+            return
         if present and known is not None and self.delta is not None:
-            in_delta = np.zeros(len(ids), bool)
-            for start in range(0, len(ids), _RETRIEVE_BATCH):
-                part = ids[start : start + _RETRIEVE_BATCH]
-                records = self.delta.retrieve(point_ids=point_ids(part), with_payload=False, with_vector=False)
-                in_delta[start : start + len(part)] = np.isin(part, np.array([r.id for r in records], np.uint64).view(np.int64))
+            in_delta = np.isin(ids, np.array([r.id for _, records in _held(self.delta, ids) for r in records], np.uint64).view(np.int64))
             self.mask(ids[~in_delta], known[~in_delta])
             return
-        for start in range(0, len(ids), _RETRIEVE_BATCH):
-            part = ids[start : start + _RETRIEVE_BATCH]
-            records = self.base.retrieve(point_ids=point_ids(part), with_payload=known is None, with_vector=False)
+        for start, records in _held(self.base, ids, with_payload=known is None):
             if not records:
                 continue
             found = np.array([r.id for r in records], np.uint64).view(np.int64)
             if known is None:
                 found_roots = np.array([(r.payload or {}).get(ROOT_FIELD, NO_ROOT) for r in records], np.int64)
-            else:  # `part` is sorted: each found id's root by position
-                found_roots = known[start : start + _RETRIEVE_BATCH][np.searchsorted(part, found)]
+            else:  # `ids` is sorted: each found id's root by position in its batch
+                found_roots = known[start : start + _RETRIEVE_BATCH][np.searchsorted(ids[start : start + _RETRIEVE_BATCH], found)]
             self.mask(found, found_roots)
 
     def retrieve(self, ids: np.ndarray, payloads: bool) -> tuple[np.ndarray, np.ndarray, list[dict[str, Any]]]:

@@ -141,8 +141,8 @@ class SyntheticPrior:
         return max(counts)
 
     def _word_vectors(self, words: list[str]) -> np.ndarray:
-        """Unit vectors of `words` (or walks' end labels), embedded once. A server's threads may share the prior: the cache is
-        replaced when full, never emptied in place, so the one this call looked in keeps its words."""
+        """Unit vectors of `words` (or walks' end labels), embedded once. A server's threads may share the prior: the
+        cache is replaced when full, never emptied in place, so the one this call looked in keeps its words."""
         known = self.word_vectors
         new = [w for w in words if w not in known]
         found = dict(zip(new, unit_vectors(self.words_embedder.encode(new)))) if new else {}
@@ -210,9 +210,9 @@ class SyntheticPrior:
     def answer_types(self, sigs: list[str], masked_question: str, walks: Sequence[WalkHit]) -> np.ndarray:
         """Per path, how much more its walks' ends read as what the question asks for than the paths' ends on average: the
         mean cosine of their labels to the words naming it (`answer_noun`: "which country", "what genres"), less the mean
-        over the paths and brought query.synthetic.answer_type_margin nearer 0; 0 for a question without such words. Where cosine to the question and the path's relation words tie,
-        a country ("Eldonia") still reads more like "country" than a city or a person does, a genre ("Drama") more like
-        "genres" than a film's title."""
+        over the paths, brought query.synthetic.answer_type_margin nearer 0; 0 for a question without such words. Where
+        cosine to the question and the path's relation words tie, a genre ("Drama") still reads more like "genres" than a
+        film's title does, a country ("France") more like "country" than a city or a person."""
         noun = answer_noun(masked_question)
         if not noun or not walks:
             return np.zeros(len(sigs))
