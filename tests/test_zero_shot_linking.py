@@ -33,6 +33,11 @@ def test_a_mention_is_the_questions_own_text_so_masking_finds_it():
     [mention] = lex.mentions("who sang abra catastrophe!?")
     assert mention.text == "abra catastrophe"
     assert masked_question("who sang abra catastrophe!?", [mention]) == "who sang E!?"
+    lex = lexicon_of(["Kismet (1944 film)", "(24755)_1992_UQ6"])
+    [mention] = lex.mentions("who directed Kismet (1944 film)?")
+    assert masked_question("who directed Kismet (1944 film)?", [mention]) == "who directed E?"  # its closing bracket too
+    [mention] = lex.mentions("when was (24755) 1992 UQ6 found")
+    assert masked_question("when was (24755) 1992 UQ6 found", [mention]) == "when was E found"
 
 
 def test_entities_named_like_common_words_count_only_when_nothing_else_is_named():

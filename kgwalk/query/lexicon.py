@@ -103,6 +103,17 @@ def _spans(question: str) -> tuple[list[str], list[_Span]]:
     return words, spans
 
 
+def _with_its_brackets(question: str, start: int, end: int) -> str:
+    """The question's text from start to end, with a bracket its edge words lost as punctuation where the text holds the
+    other one: "Kismet (1944 film)", "(24755) 1992 UQ6" (a mention masks all of the label it names)."""
+    text = question[start:end]
+    if text.count("(") > text.count(")") and question.startswith(")", end):
+        text += ")"
+    elif text.count(")") > text.count("(") and start > 0 and question[start - 1] == "(":
+        text = "(" + text
+    return text
+
+
 class EntityLexicon:
     """Label key hash -> entity ids, for finding entities named in a question. Beside each key:
     whether its entity is named like a common word, and whether its label has capitals."""
@@ -185,7 +196,7 @@ class EntityLexicon:
             if at.start == at.stop:
                 continue
             covered[span.first : span.first + span.words] = True
-            text = question[span.start : span.end]
+            text = _with_its_brackets(question, span.start, span.end)
             function_word = span.words == 1 and (words[span.first] in _FUNCTION_WORDS or len(words[span.first]) == 1)
             lowercase = capitalizes and text.islower()
             flags = zip(self._ids[at], self._common[at], self._capitalized[at], self._punctuated[at])
