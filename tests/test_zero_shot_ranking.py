@@ -15,8 +15,8 @@ from kgwalk.query import Retriever
 from kgwalk.config import SyntheticConf, load_config
 from kgwalk.errors import KgwalkError
 from kgwalk.query.corpus_paths import corpus_paths, embed_cached, path_questions, path_readings
-from kgwalk.query.synthetic import SyntheticPrior
-from kgwalk.query.words import answer_noun, content_words, expected_hops, focus_weights, linked_phrases, relation_mentions, relation_word_matches, same_stem, words_of
+from kgwalk.query.synthetic import SyntheticPrior, passes_through_peer
+from kgwalk.query.words import answer_noun, asks_for_peers, content_words, expected_hops, focus_weights, linked_phrases, relation_mentions, relation_word_matches, same_stem, words_of
 from kgwalk.verbalize.template import TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
@@ -36,7 +36,7 @@ QUESTIONS = [
 
 def _settings(**values) -> SyntheticConf:
     """The prior's settings with every optional term off unless named (the defaults turn them on)."""
-    return SyntheticConf(**{"coverage": 0.0, "focus": 0.0, "mention_hops": 0.0, "link_hops": 0.0, "answer_type": 0.0, **values})
+    return SyntheticConf(**{"coverage": 0.0, "focus": 0.0, "mention_hops": 0.0, "link_hops": 0.0, "answer_type": 0.0, "peer": 0.0, **values})
 
 
 def triples():
@@ -443,6 +443,46 @@ def test_the_path_whose_ends_read_as_the_asked_noun_wins(tmp_path, monkeypatch):
     assert not prior(0.5).answer_types(sigs, "where was E born", walks).any()  # no noun names the answer: no term
     with pytest.raises(KgwalkError, match=r"'query\.synthetic\.answer_type' must be"):
         load_config(overrides=["query.synthetic.answer_type=-1"])
+
+
+def test_peer_words_and_paths_that_come_back_by_their_relation():
+    assert asks_for_peers("which other films did the director of E make")
+    assert asks_for_peers("what films share actors with E")
+    assert asks_for_peers("who Co-starred with E")
+    assert asks_for_peers("what else did the person who directed E direct")
+    assert not asks_for_peers("in which country was the director of E born")  # "country" is no "co-" word
+    assert not asks_for_peers("who directed E")
+    assert passes_through_peer(signature(["directed_by", "directed_by"], [False, True]))
+    assert passes_through_peer(signature(["starred_actors", "starred_actors", "has_genre"], [False, True, False]))  # anywhere in the path
+    assert not passes_through_peer(signature(["directed_by", "written_by"], [False, True]))  # another relation back: no shared node
+    assert not passes_through_peer(signature(["located_in", "located_in"], [False, False]))  # onwards, not back
+    assert not passes_through_peer(signature(["directed_by"], [False]))
+
+
+def test_a_question_asking_for_peers_takes_the_path_back_through_a_shared_node(tmp_path, monkeypatch):
+    """"which other films share E's director": E's director's films and E's genre's films read alike to a prior that cannot
+    tell the relations apart (opaque names); only the first comes back by the relation it left by."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    peers, onward = (["P57", "P57"], [False, True]), (["P57", "P136"], [False, True])
+
+    class Tie:  # every path question on one axis: a tie on every other term
+        def encode(self, texts):
+            return np.array([[1.0, 0.0] for _ in texts], np.float32)
+
+    walks = [_Walk(signature(*onward)), _Walk(signature(*peers)), _Walk(signature(*peers))]
+    sigs = [signature(*onward), signature(*peers)]
+
+    def prior(weight: float) -> SyntheticPrior:
+        return SyntheticPrior([peers, onward], TemplateVerbalizer({}), Tie(), f"peers-{weight}", _settings(hop_weight=0.0, content_mix=0.0, center=False, peer=weight))
+
+    question = "which other films share the director of E"
+    assert np.allclose(prior(0.2).peers(sigs, question), [-0.5, 0.5])  # centred on the paths' mean
+    assert not prior(0.2).peers(sigs, "which films did the director of E make").any()  # no peer asked: no term
+    assert np.allclose(prior(0.0).shares(question, np.array([[1.0, 0.0]], np.float32), walks), 1 / 2)  # off: the tie stays
+    shares = prior(0.2).shares(question, np.array([[1.0, 0.0]], np.float32), walks)
+    assert shares[1] == shares[2] > 0.99 > 0.01 > shares[0]
+    with pytest.raises(KgwalkError, match=r"'query\.synthetic\.peer' must be"):
+        load_config(overrides=["query.synthetic.peer=-1"])
 
 
 def _unit_rows(x: np.ndarray) -> np.ndarray:

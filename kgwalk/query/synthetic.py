@@ -4,7 +4,8 @@ gives each walk's share; a walk scores cosine + query.rerank_weight x that share
 labelled prior (kgwalk/query/paths.py). The terms, each set under query.synthetic.* and explained
 in docs/synthetic-prior.md: the cosine of the question to the path read as questions
 (kgwalk/query/corpus_paths.py; centred, mixed with content words alone), a step count
-(hop_weight), word coverage, answer focus (kgwalk/query/words.py) and answer type (the ends' labels)."""
+(hop_weight), word coverage, answer focus (kgwalk/query/words.py), answer type (the ends' labels) and peers (a
+relation there and back, where the question asks for what shares something with its topic)."""
 
 from __future__ import annotations
 
@@ -17,11 +18,17 @@ from kgwalk.embed.model import Embedder
 from kgwalk.errors import KgwalkError
 from kgwalk.query.hits import WalkHit
 from kgwalk.query.corpus_paths import embed_cached, parse_signature, path_readings, phrase_words, read_corpus_paths, unit_vectors
-from kgwalk.query.words import answer_noun, content_words, expected_hops, focus_weights, linked_phrases, relation_mentions, relation_word_matches, same_stem, words_of
+from kgwalk.query.words import answer_noun, asks_for_peers, content_words, expected_hops, focus_weights, linked_phrases, relation_mentions, relation_word_matches, same_stem, words_of
 from kgwalk.verbalize.template import TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
 MAX_WORDS = 200_000  # word vectors a prior keeps: a server's questions keep bringing new words
+
+
+def passes_through_peer(sig: str) -> bool:
+    """Whether the relation path takes a relation and at once comes back by it ("directed_by>|<directed_by")."""
+    rels, inverse = parse_signature(sig)
+    return any(rels[i] == rels[i + 1] and inverse[i] != inverse[i + 1] for i in range(len(rels) - 1))
 
 
 class SyntheticPrior:
@@ -227,6 +234,16 @@ class SyntheticPrior:
         # within the margin, noise: a screenwriter's name reads no more like "screenwriter" than an actor's
         return np.sign(above) * np.maximum(np.abs(above) - self.settings.answer_type_margin, 0.0)
 
+    def peers(self, sigs: list[str], masked_question: str) -> np.ndarray:
+        """Per path, whether it reaches a peer of the topic, less the mean over the paths, where the question asks for peers
+        (`asks_for_peers`: "which other films did the director of E make", "films that share actors with E"); else 0. A peer
+        shares a node with the topic by one relation: the path goes by some relation and comes straight back by it (E
+        directed_by D, F directed_by D: a film with E's director), wherever that pair stands in the path."""
+        if not asks_for_peers(masked_question):
+            return np.zeros(len(sigs))
+        through = np.array([passes_through_peer(sig) for sig in sigs], float)
+        return through - through.mean()
+
     def question_texts(self, masked_question: str) -> list[str]:
         """What the retriever encodes for this prior: the masked question, and its content words where they are mixed in
         (query.synthetic.content_mix)."""
@@ -249,6 +266,8 @@ class SyntheticPrior:
             sims = sims + s.focus * self.focuses(sigs, masked_question)
         if s.answer_type:
             sims = sims + s.answer_type * self.answer_types(sigs, masked_question, walks)
+        if s.peer:
+            sims = sims + s.peer * self.peers(sigs, masked_question)
         weights = np.exp((sims - sims.max()) / s.temperature)
         per_path = weights / weights.sum()
         return np.array([per_path[first[w.signature]] for w in walks])

@@ -22,6 +22,9 @@ STEM = 4  # leading letters two words of at least this length share to count as 
 WH_WORDS = frozenset({"who", "what", "which", "when", "where", "whom", "whose", "how"})
 RELATIVE_PRONOUNS = frozenset({"that", "who", "which", "whom"})
 GENERIC_NOUNS = frozenset({"name", "names", "kind", "type", "sort"})  # "what is the name of the country": the country is asked
+# words asking for the topic's peers, things that share something with it ("which other films did the director of E make",
+# "films that share actors with E"); a word with the prefix "co-" asks so too ("who co-starred with E")
+PEER_WORDS = frozenset({"other", "share", "shares", "shared", "same", "else"})
 
 
 def is_content(word: str) -> bool:
@@ -132,6 +135,11 @@ def relation_word_matches(word: str, relations_of: dict[str, list[str]]) -> dict
             for relation in relations_of[phrase_word]:
                 found.setdefault(relation, set()).add(phrase_word)
     return {r: frozenset(words) for r, words in found.items()}
+
+
+def asks_for_peers(masked_question: str) -> bool:
+    """Whether the question asks for things sharing something with its topic (`PEER_WORDS`, "co-...")."""
+    return any(w in PEER_WORDS or w.startswith("co-") for w in (t.lower() for t in WORD.findall(masked_question)))
 
 
 def relation_mentions(masked_question: str, matches: Callable[[str], dict[str, frozenset[str]]]) -> int:
