@@ -313,10 +313,12 @@ class SyntheticConf:
                                        "embed.model); 0: off (bench/results/zero_shot_dev_ablation_answer_type.md).")
     answer_type_margin: Weight = setting(0.05, "Differences in that match within this of the paths' mean count as none: where every path ends in "
                                                "the same kind of thing (persons whose names say nothing of their role), what is left is noise.")
-    peer: Weight = setting(0.2, "Where the question asks for the topic's peers (\"other\", \"share\", \"same\", \"else\", \"co-...\": \"which "
-                                "other films did the director of E make\"), a path that takes a relation and comes straight back by it "
-                                "(to a film sharing E's director) gains this, less the paths' mean; 0: off "
+    peer: Weight = setting(0.2, "Where the question asks for the topic's peers (\"other\", \"share\", \"same\", \"else\", \"also\", "
+                                "\"together\", \"co-...\": \"which other films did the director of E make\"), a path that takes a relation "
+                                "and comes straight back by it (to a film sharing E's director) gains this, less the paths' mean; 0: off "
                                 "(bench/results/zero_shot_dev_ablation_peer.md).")
+    peer_unasked: Weight = setting(0.03, "Where it does not, a path whose last two steps are such a pair (its answer a peer: the other "
+                                         "artists of E's label for \"which label was E signed to\") loses this, less the paths' mean; 0: off.")
     focus_decay: Annotated[float, Above(0), AtMost(1)] = setting(0.3, "The weight of the question's n-th content word nearest its "
                                                                       "wh-word: focus_decay ** n.")
     focus_slack: Weight = setting(1.0, "A path more than this many steps longer than the question asks for gains nothing from the "

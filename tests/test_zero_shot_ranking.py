@@ -15,7 +15,7 @@ from kgwalk.query import Retriever
 from kgwalk.config import SyntheticConf, load_config
 from kgwalk.errors import KgwalkError
 from kgwalk.query.corpus_paths import corpus_paths, embed_cached, path_questions, path_readings
-from kgwalk.query.synthetic import SyntheticPrior, passes_through_peer
+from kgwalk.query.synthetic import SyntheticPrior, peer_pairs
 from kgwalk.query.words import answer_noun, asks_for_peers, content_words, expected_hops, focus_weights, linked_phrases, relation_mentions, relation_word_matches, same_stem, words_of
 from kgwalk.verbalize.template import TemplateVerbalizer
 from kgwalk.walks.labels import signature
@@ -36,7 +36,7 @@ QUESTIONS = [
 
 def _settings(**values) -> SyntheticConf:
     """The prior's settings with every optional term off unless named (the defaults turn them on)."""
-    return SyntheticConf(**{"coverage": 0.0, "focus": 0.0, "mention_hops": 0.0, "link_hops": 0.0, "answer_type": 0.0, "peer": 0.0, **values})
+    return SyntheticConf(**{"coverage": 0.0, "focus": 0.0, "mention_hops": 0.0, "link_hops": 0.0, "answer_type": 0.0, "peer": 0.0, "peer_unasked": 0.0, **values})
 
 
 def triples():
@@ -123,6 +123,7 @@ def test_a_question_asks_for_as_many_steps_as_its_content_words_say():
     assert expected_hops("what movies did E act in", 2.0) == 1.0
     assert expected_hops("who directed the films that E acted in", 1.5) == 2.0
     assert expected_hops("where is the club of E headquartered", 1.5) == 2.0
+    assert expected_hops("can you tell me the name of the person who directed E", 2.0) == 1.0  # the request and "name": no step's
 
 
 def test_a_nested_question_asks_for_as_many_steps_as_the_phrases_it_links(tmp_path, monkeypatch):
@@ -449,40 +450,45 @@ def test_peer_words_and_paths_that_come_back_by_their_relation():
     assert asks_for_peers("which other films did the director of E make")
     assert asks_for_peers("what films share actors with E")
     assert asks_for_peers("who Co-starred with E")
-    assert asks_for_peers("what else did the person who directed E direct")
+    assert asks_for_peers("the actor E starred together with who")
     assert not asks_for_peers("in which country was the director of E born")  # "country" is no "co-" word
     assert not asks_for_peers("who directed E")
-    assert passes_through_peer(signature(["directed_by", "directed_by"], [False, True]))
-    assert passes_through_peer(signature(["starred_actors", "starred_actors", "has_genre"], [False, True, False]))  # anywhere in the path
-    assert not passes_through_peer(signature(["directed_by", "written_by"], [False, True]))  # another relation back: no shared node
-    assert not passes_through_peer(signature(["located_in", "located_in"], [False, False]))  # onwards, not back
-    assert not passes_through_peer(signature(["directed_by"], [False]))
+    assert peer_pairs(signature(["directed_by", "directed_by"], [False, True])) == [True]
+    assert peer_pairs(signature(["starred_actors", "starred_actors", "has_genre"], [False, True, False])) == [True, False]
+    assert peer_pairs(signature(["directed_by", "written_by"], [False, True])) == [False]  # another relation back: no shared node
+    assert peer_pairs(signature(["located_in", "located_in"], [False, False])) == [False]  # onwards, not back
+    assert peer_pairs(signature(["directed_by"], [False])) == []
 
 
 def test_a_question_asking_for_peers_takes_the_path_back_through_a_shared_node(tmp_path, monkeypatch):
     """"which other films share E's director": E's director's films and E's genre's films read alike to a prior that cannot
-    tell the relations apart (opaque names); only the first comes back by the relation it left by."""
+    tell the relations apart (opaque names); only the first comes back by the relation it left by. Unasked, a path ending
+    in a peer loses a little: "which label was E signed to" is not the label's other artists."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    peers, onward = (["P57", "P57"], [False, True]), (["P57", "P136"], [False, True])
+    peers, onward, through = (["P57", "P57"], [False, True]), (["P57", "P136"], [False, True]), (["P57", "P57", "P136"], [False, True, False])
 
     class Tie:  # every path question on one axis: a tie on every other term
         def encode(self, texts):
             return np.array([[1.0, 0.0] for _ in texts], np.float32)
 
-    walks = [_Walk(signature(*onward)), _Walk(signature(*peers)), _Walk(signature(*peers))]
-    sigs = [signature(*onward), signature(*peers)]
+    sigs = [signature(*onward), signature(*peers), signature(*through)]
+    walks = [_Walk(sigs[0]), _Walk(sigs[1]), _Walk(sigs[1])]
 
-    def prior(weight: float) -> SyntheticPrior:
-        return SyntheticPrior([peers, onward], TemplateVerbalizer({}), Tie(), f"peers-{weight}", _settings(hop_weight=0.0, content_mix=0.0, center=False, peer=weight))
+    def prior(peer: float, unasked: float = 0.0) -> SyntheticPrior:
+        return SyntheticPrior([peers, onward, through], TemplateVerbalizer({}), Tie(), f"peers-{peer}-{unasked}",
+                              _settings(hop_weight=0.0, content_mix=0.0, center=False, peer=peer, peer_unasked=unasked))
 
-    question = "which other films share the director of E"
-    assert np.allclose(prior(0.2).peers(sigs, question), [-0.5, 0.5])  # centred on the paths' mean
-    assert not prior(0.2).peers(sigs, "which films did the director of E make").any()  # no peer asked: no term
-    assert np.allclose(prior(0.0).shares(question, np.array([[1.0, 0.0]], np.float32), walks), 1 / 2)  # off: the tie stays
-    shares = prior(0.2).shares(question, np.array([[1.0, 0.0]], np.float32), walks)
+    asked, unasked = "which other films share the director of E", "which films did the director of E make"
+    assert np.allclose(prior(0.2).peers(sigs, asked), 0.2 * (np.array([0, 1, 1]) - 2 / 3))  # a pair anywhere, centred
+    assert not prior(0.2).peers(sigs, unasked).any()  # unasked and no unasked weight: no term
+    assert np.allclose(prior(0.2, 0.03).peers(sigs, unasked), -0.03 * (np.array([0, 1, 0]) - 1 / 3))  # only a pair at the end costs
+    assert np.allclose(prior(0.0).shares(asked, np.array([[1.0, 0.0]], np.float32), walks), 1 / 2)  # off: the tie stays
+    shares = prior(0.2).shares(asked, np.array([[1.0, 0.0]], np.float32), walks)
     assert shares[1] == shares[2] > 0.99 > 0.01 > shares[0]
-    with pytest.raises(KgwalkError, match=r"'query\.synthetic\.peer' must be"):
-        load_config(overrides=["query.synthetic.peer=-1"])
+    # unasked, the path onwards leads by 0.03 / temperature 0.03: e to 1
+    assert prior(0.2, 0.03).shares(unasked, np.array([[1.0, 0.0]], np.float32), walks)[0] == pytest.approx(np.e / (1 + np.e))
+    with pytest.raises(KgwalkError, match=r"'query\.synthetic\.peer_unasked' must be"):
+        load_config(overrides=["query.synthetic.peer_unasked=-1"])
 
 
 def _unit_rows(x: np.ndarray) -> np.ndarray:

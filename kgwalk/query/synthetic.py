@@ -25,10 +25,11 @@ from kgwalk.walks.labels import signature
 MAX_WORDS = 200_000  # word vectors a prior keeps: a server's questions keep bringing new words
 
 
-def passes_through_peer(sig: str) -> bool:
-    """Whether the relation path takes a relation and at once comes back by it ("directed_by>|<directed_by")."""
+def peer_pairs(sig: str) -> list[bool]:
+    """Per pair of consecutive steps of the relation path, whether the second comes straight back by the first's relation
+    ("directed_by>|<directed_by": to what shares a director with the topic)."""
     rels, inverse = parse_signature(sig)
-    return any(rels[i] == rels[i + 1] and inverse[i] != inverse[i + 1] for i in range(len(rels) - 1))
+    return [rels[i] == rels[i + 1] and inverse[i] != inverse[i + 1] for i in range(len(rels) - 1)]
 
 
 class SyntheticPrior:
@@ -235,14 +236,20 @@ class SyntheticPrior:
         return np.sign(above) * np.maximum(np.abs(above) - self.settings.answer_type_margin, 0.0)
 
     def peers(self, sigs: list[str], masked_question: str) -> np.ndarray:
-        """Per path, whether it reaches a peer of the topic, less the mean over the paths, where the question asks for peers
-        (`asks_for_peers`: "which other films did the director of E make", "films that share actors with E"); else 0. A peer
-        shares a node with the topic by one relation: the path goes by some relation and comes straight back by it (E
-        directed_by D, F directed_by D: a film with E's director), wherever that pair stands in the path."""
-        if not asks_for_peers(masked_question):
-            return np.zeros(len(sigs))
-        through = np.array([passes_through_peer(sig) for sig in sigs], float)
-        return through - through.mean()
+        """Per path, what reaching a peer of the topic is worth: a peer shares a node with the topic by one relation, so the
+        path goes by some relation and comes straight back by it (E directed_by D, F directed_by D: a film with E's
+        director). Where the question asks for peers (`asks_for_peers`: "which other films did the director of E make"),
+        a path with such a pair anywhere gains query.synthetic.peer; where it does not, a path ending in one (its answer a
+        peer: the other artists of E's record label for "which record label was E signed by") loses
+        query.synthetic.peer_unasked. A pair inside a path is how nested questions go on ("the films directed by the
+        director of E"), so it costs nothing. Both less the mean over the paths."""
+        s = self.settings
+        if asks_for_peers(masked_question):
+            weight, pairs = s.peer, [peer_pairs(sig) for sig in sigs]
+        else:
+            weight, pairs = -s.peer_unasked, [peer_pairs(sig)[-1:] for sig in sigs]
+        found = np.array([any(p) for p in pairs], float)
+        return weight * (found - found.mean())
 
     def question_texts(self, masked_question: str) -> list[str]:
         """What the retriever encodes for this prior: the masked question, and its content words where they are mixed in
@@ -266,8 +273,8 @@ class SyntheticPrior:
             sims = sims + s.focus * self.focuses(sigs, masked_question)
         if s.answer_type:
             sims = sims + s.answer_type * self.answer_types(sigs, masked_question, walks)
-        if s.peer:
-            sims = sims + s.peer * self.peers(sigs, masked_question)
+        if s.peer or s.peer_unasked:
+            sims = sims + self.peers(sigs, masked_question)
         weights = np.exp((sims - sims.max()) / s.temperature)
         per_path = weights / weights.sum()
         return np.array([per_path[first[w.signature]] for w in walks])

@@ -23,8 +23,10 @@ WH_WORDS = frozenset({"who", "what", "which", "when", "where", "whom", "whose", 
 RELATIVE_PRONOUNS = frozenset({"that", "who", "which", "whom"})
 GENERIC_NOUNS = frozenset({"name", "names", "kind", "type", "sort"})  # "what is the name of the country": the country is asked
 # words asking for the topic's peers, things that share something with it ("which other films did the director of E make",
-# "films that share actors with E"); a word with the prefix "co-" asks so too ("who co-starred with E")
-PEER_WORDS = frozenset({"other", "share", "shares", "shared", "same", "else"})
+# "films that share actors with E", "the actor E starred together with who"); a word with the prefix "co-" asks so too
+PEER_WORDS = frozenset({"other", "share", "shares", "shared", "same", "else", "also", "together"})
+# words of a request wrapped around the question ("can you tell me the name of the person who directed E"): no step's
+REQUEST_WORDS = frozenset({"can", "could", "would", "you", "me", "i", "tell", "please", "give", "show", "list", "know", "want", "like"})
 
 
 def is_content(word: str) -> bool:
@@ -99,8 +101,11 @@ def answer_noun(masked_question: str) -> list[str]:
 
 def expected_hops(masked_question: str, words_per_hop: float) -> float:
     """How many relation steps a question with its topic masked as 'E' asks for, read from how many
-    content words it spends."""
-    return sum(w.lower() not in FUNCTION_WORDS for w in WORD.findall(masked_question)) / words_per_hop
+    content words it spends; the words of a request around it and generic nouns ("name") are no step's."""
+    return sum(w.lower() not in _NO_STEP for w in WORD.findall(masked_question)) / words_per_hop
+
+
+_NO_STEP = FUNCTION_WORDS | REQUEST_WORDS | GENERIC_NOUNS
 
 
 def linked_phrases(masked_question: str) -> int:
