@@ -27,6 +27,7 @@ GENERIC_NOUNS = frozenset({"name", "names", "kind", "type", "sort"})  # "what is
 PEER_WORDS = frozenset({"other", "share", "shares", "shared", "same", "else", "also", "together"})
 # words of a request wrapped around the question ("can you tell me the name of the person who directed E"): no step's
 REQUEST_WORDS = frozenset({"can", "could", "would", "you", "me", "i", "tell", "please", "give", "show", "list", "know", "want", "like"})
+_NO_STEP_WORDS = FUNCTION_WORDS | REQUEST_WORDS | GENERIC_NOUNS  # what `expected_hops` does not count
 
 
 def is_content(word: str) -> bool:
@@ -102,10 +103,7 @@ def answer_noun(masked_question: str) -> list[str]:
 def expected_hops(masked_question: str, words_per_hop: float) -> float:
     """How many relation steps a question with its topic masked as 'E' asks for, read from how many
     content words it spends; the words of a request around it and generic nouns ("name") are no step's."""
-    return sum(w.lower() not in _NO_STEP for w in WORD.findall(masked_question)) / words_per_hop
-
-
-_NO_STEP = FUNCTION_WORDS | REQUEST_WORDS | GENERIC_NOUNS
+    return sum(w.lower() not in _NO_STEP_WORDS for w in WORD.findall(masked_question)) / words_per_hop
 
 
 def linked_phrases(masked_question: str) -> int:
