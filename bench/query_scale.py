@@ -14,8 +14,9 @@ synthetic KG, and what a freshly started `kgwalk serve` takes to answer its firs
    as the previous run left it (a restart): seconds until `GET /health` answers, the first
    `POST /retrieve`'s wall time on the client, and the p50 of the next 49.
 
-`--set KEY=VALUE` passes a setting to every eval and serve run. `--records memory,graph` runs step 2 once per walk-record source (query.records), side by side with
-each run's peak memory (GNU time's maximum resident set), and the serve runs with the last one.
+`--set KEY=VALUE` passes a setting to every eval and serve run. `--variant LABEL:KEY=VALUE[;KEY=VALUE]`, repeated, runs
+step 2 once per variant (`--variant index:query.walk_search=index --variant graph:query.walk_search=graph`), side by
+side with each run's peak memory (GNU time's maximum resident set), and the serve runs with the last one.
 """
 
 from __future__ import annotations
@@ -91,15 +92,21 @@ def serve_run(where: list[str], questions: list[str], drop_cache: bool) -> dict[
     return {"ready_s": ready, "first_ms": first, "next_p50_ms": float(np.percentile(rest, 50)), "next_p99_ms": float(np.percentile(rest, 99))}
 
 
-def eval_run(where: list[str], qfile: Path, limit: int, source: str) -> dict:
-    """`kgwalk eval questions` with this walk-record source: its row, and its peak memory (GNU time)."""
+def variant(text: str) -> tuple[str, list[str]]:
+    """`LABEL:KEY=VALUE[;KEY=VALUE]` -> (label, ["--set", "KEY=VALUE", ...])."""
+    label, _, settings = text.partition(":")
+    return label, [a for kv in settings.split(";") if kv for a in ("--set", kv)]
+
+
+def eval_run(where: list[str], qfile: Path, limit: int, label: str) -> dict:
+    """`kgwalk eval questions` with these settings: its row, and its peak memory (GNU time)."""
     with tempfile.NamedTemporaryFile("r", suffix=".time") as peak:
         out = subprocess.run(["flock", HEAVY_LOCK, "/usr/bin/time", "-f", "%M", "-o", peak.name, KGWALK, "eval", "questions", *where,
-                              "--set", f"query.records={source}", "--file", str(qfile), "--limit", str(limit), "--plain", "--json"],
+                              "--file", str(qfile), "--limit", str(limit), "--plain", "--json"],
                              check=True, stdout=subprocess.PIPE, text=True).stdout
         row = json.loads(out)[0]  # a row per --file
         row["peak_gib"] = int(peak.read().split()[-1]) / 2**20  # KiB
-    print(source, json.dumps(row, indent=1)[:3000], flush=True)
+    print(label, json.dumps(row, indent=1)[:3000], flush=True)
     return row
 
 
@@ -109,25 +116,29 @@ def main() -> None:
     p.add_argument("--name", default="synth")
     p.add_argument("--kg", type=Path, help="the KG file the index was built from (`kgwalk synth`'s Parquet), to generate the questions "
                                           "(<warehouse>/<name>-questions.txt) where the warehouse has none")
+    p.add_argument("--questions", type=Path, help="a question file (question<TAB>answer|answer) instead of <warehouse>/<name>-questions.txt")
     p.add_argument("--per-path", type=int, default=40, help="questions per relation path template")
     p.add_argument("--limit", type=int, default=1000)
     p.add_argument("--serve-runs", type=int, default=2, help="cold starts of `kgwalk serve` (a warm one follows)")
     p.add_argument("--report", default="query_scale")
     p.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
                    help="a setting for the evals and serve runs (a ranking change against the defaults, say)")
-    p.add_argument("--records", default="auto", help="walk-record sources (query.records), comma-separated: an eval each")
+    p.add_argument("--variant", dest="variants", action="append", type=variant, metavar="LABEL:KEY=VALUE[;KEY=VALUE]",
+                   help="settings of one eval, beside the others' (repeat it); none: one eval at the defaults")
     args = p.parse_args()
     where = ["--warehouse", args.warehouse, "--name", args.name, *(a for kv in args.settings for a in ("--set", kv))]
-    qfile = Path(args.warehouse) / f"{args.name}-questions.txt"
+    qfile = args.questions or Path(args.warehouse) / f"{args.name}-questions.txt"
     if not qfile.exists():
         if args.kg is None:
             raise SystemExit(f"no {qfile}: pass --kg to generate the questions")
         t = time.perf_counter()
         count = write_questions(args.kg, qfile, args.per_path)
         print(f"{count} questions in {time.perf_counter() - t:.0f} s -> {qfile}", flush=True)
-    evals = {source: eval_run(where, qfile, args.limit, source) for source in args.records.split(",")}
-    row = evals[args.records.split(",")[-1]]
-    where += ["--set", f"query.records={args.records.split(',')[-1]}"]
+    variants = dict(args.variants or [("defaults", [])])
+    evals = {label: eval_run(where + settings, qfile, args.limit, label) for label, settings in variants.items()}
+    last = list(variants)[-1]
+    row = evals[last]
+    where += variants[last]
 
     plain = [line.split("\t")[0].replace("[", "").replace("]", "") for line in qfile.read_text(encoding="utf-8").splitlines()]
     rng = np.random.default_rng(1)
@@ -138,15 +149,17 @@ def main() -> None:
 
     sources = list(evals)
     body = ["## Warm retrieval, one question at a time (`kgwalk eval questions`)", "",
-            f"{row.get('questions', args.limit)} questions; ms, by walk-record source (query.records)", "",
+            f"{row.get('questions', args.limit)} questions; ms, by variant: "
+            + "; ".join(f"{label}: {' '.join(v[1::2]) or 'the defaults'}" for label, v in variants.items()), "",
             "| phase | " + " | ".join(f"{s}: p50 | {s}: p99" for s in sources) + " |", "|---|" + "---:|---:|" * len(sources)]
-    for phase in row["latency_ms"]:
-        body.append(f"| {phase} | " + " | ".join(f"{evals[s]['latency_ms'][phase]['p50']:.2f} | {evals[s]['latency_ms'][phase]['p99']:.2f}" for s in sources) + " |")
+    cell = lambda s, phase: " | ".join(f"{evals[s]['latency_ms'][phase][p]:.2f}" if phase in evals[s]["latency_ms"] else "" for p in ("p50", "p99"))  # noqa: E731
+    for phase in dict.fromkeys(phase for s in sources for phase in evals[s]["latency_ms"]):
+        body.append(f"| {phase} | " + " | ".join(cell(s, phase) for s in sources) + " |")
     body.append("| peak memory of the eval process, GiB | " + " | ".join(f"{evals[s]['peak_gib']:.2f} | " for s in sources) + " |")
     for s in sources:
         scores = {k: v for k, v in evals[s].items() if k not in ("latency_ms", "peak_gib")}
         body += ["", f"Scores on the same questions with `{s}` (the eval's columns):", "", "```", json.dumps(scores, indent=1), "```"]
-    body += ["", f"## A fresh `kgwalk serve` (query.records={sources[-1]})", "",
+    body += ["", f"## A fresh `kgwalk serve` ({last})", "",
              "| start | until /health answers, s | first /retrieve, ms | next 49: p50 ms | p99 ms |", "|---|---:|---:|---:|---:|"]
     body += [f"| {label} | {r['ready_s']:.1f} | {r['first_ms']:.0f} | {r['next_p50_ms']:.1f} | {r['next_p99_ms']:.1f} |" for label, r in runs]
     save_report(args.report, "Query latency at scale", [f"- KG: {args.name} in {args.warehouse}; questions: {qfile}",

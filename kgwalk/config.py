@@ -48,6 +48,7 @@ Rerank = Literal["auto", "none", "paths", "synthetic"]
 QuestionEncoder = Literal["onnx", "torch"]
 QueryMode = Literal["walks", "ego"]
 WalkRecordSource = Literal["auto", "memory", "graph", "tables"]
+WalkSearch = Literal["auto", "index", "graph"]
 WalkDiversity = Literal["none", "ends", "facts", "paths"]
 
 
@@ -382,6 +383,11 @@ class QueryConf:
                                                 "from Delta: `kgwalk query`'s) | auto: graph where the sentences are the template's, else "
                                                 "memory where it fits records_memory_mib, else tables (kgwalk/index/records.py; "
                                                 "bench/results/query_records_metaqa.md).")
+    walk_search: WalkSearch = setting("auto", "Where each top node's walks are scored against the question: index (its walk points in "
+                                              "the vector index) | graph (its walks made again from the KG, as records=graph makes them, "
+                                              "their sentences embedded now: exact vectors, no index pages read) | auto: graph where "
+                                              "records come from the graph and the model is static (a few hundred sentences a millisecond), "
+                                              "else index (bench/results/query_scale_10m_walk_search.md).")
     records_memory_mib: Annotated[int, AtLeast(0)] = setting(2048, "auto, where the sentences are a model's: the most walk records "
                                                                    "held in memory (2 GiB: ~13M walks); 0: never.")
 

@@ -146,6 +146,55 @@ def test_auto_remakes_template_walks_else_holds_records_in_memory_where_they_fit
         retriever.close()
 
 
+def test_walks_scored_from_the_graph_rank_as_the_index_search_ranks_them(tmp_path, monkeypatch):
+    """query.walk_search=graph: each top node's walks made again from the graph, their sentences embedded now, scored
+    by their exact cosines with the question; the same walks, in the same order, as the index search of their walk
+    points (vectors stored as float32 here: the same cosines), and no walk point read."""
+    kg = tmp_path / "kg.txt"
+    kg.write_text("".join(f"{h}|{r}|{t}\n" for h, r, t in TRIPLES))
+    settings = ["query.node_search=dense", "query.rerank=none", "index.vector_datatype=float32"]  # the walks stored exactly
+    corpus.build_in_process(corpus.config(tmp_path, kg, settings))
+    by_index = Retriever(corpus.config(tmp_path, kg, [*settings, "query.walk_search=index"]))
+    by_graph = Retriever(corpus.config(tmp_path, kg, [*settings, "query.walk_search=graph"]))
+    assert not by_index.walks_from_graph and by_graph.walks_from_graph
+    searched = []
+    real_search = by_graph.store.search
+    monkeypatch.setattr(by_graph.store, "search", lambda collection, *a, **kw: searched.append(collection) or real_search(collection, *a, **kw))
+    try:
+        shown = 0
+        for question in ("who directed Kismet", "which films starred Marlene Dietrich", "Shanghai Express director"):
+            a, b = (r.retrieve(question, k_nodes=3, k_walks=4) for r in (by_index, by_graph))
+            assert [n.id for n in a.nodes] == [n.id for n in b.nodes]
+            for x, y in zip(a.nodes, b.nodes):
+                assert [(w.walk_id, w.text, w.nodes) for w in x.walks] == [(w.walk_id, w.text, w.nodes) for w in y.walks]
+                assert np.allclose([w.score for w in x.walks], [w.score for w in y.walks], atol=1e-5)
+                shown += len(y.walks)
+            q = by_graph.embedder.encode([question])[0]
+            exact = by_graph.embedder.encode([w.text for n in b.nodes for w in n.walks]) @ q
+            assert np.allclose([w.score for n in b.nodes for w in n.walks], exact, atol=1e-6)
+            assert {"walk_search", "walk_records"} <= set(b.timings_ms)
+        assert shown >= 9 and by_graph.walks_collection not in searched and by_graph.nodes_collection in searched
+    finally:
+        by_index.close()
+        by_graph.close()
+
+
+def test_walk_search_auto_scores_from_the_graph_only_where_records_are_remade_and_the_model_is_static(tmp_path):
+    cfg = built_config(tmp_path)
+    retriever = Retriever(cfg)  # a hashing model: its sentences are cheap, but auto keeps graph search to static models
+    one_shot = Retriever(corpus.config(tmp_path, None, ["query.walk_search=graph"]), records="tables")  # `kgwalk query`'s reader
+    try:
+        assert retriever.records.source == "graph" and not retriever.walks_from_graph
+        hits = one_shot.retrieve("who directed Kismet", k_nodes=2, k_walks=3).nodes
+        assert one_shot.walks_from_graph and one_shot.records.walks_of([hits[0].id]) is None  # holds no graph: the index searched
+        assert all(w.walk_id in expected_walks(cfg) for n in hits for w in n.walks) and any(n.walks for n in hits)
+    finally:
+        retriever.close()
+        one_shot.close()
+    with pytest.raises(KgwalkError, match="query.walk_search=graph embeds the template's sentences"):
+        Retriever(corpus.config(tmp_path, None, ["query.walk_search=graph", "verbalize.verbalizer=openai"]))
+
+
 @pytest.mark.parametrize("source", ["memory", "tables", "graph"])
 def test_records_follow_the_versions_the_index_reflects(tmp_path, source):
     """After a refresh, records synced to the old index version still show its walks (a reader

@@ -7,6 +7,7 @@ import dataclasses
 import itertools
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from kgwalk.config import MOVED_KEYS, QueryConf, load_config
@@ -15,12 +16,24 @@ from kgwalk.query import Retriever
 from kgwalk.query.corpus_paths import embed_cached
 from kgwalk.query.hits import EgoLine, NodeHit, WalkHit
 from kgwalk.query.lexicon import Mention
-from kgwalk.query.steps import (Laps, check_request, choose_walks, ego_candidates, fetch_counts, names_an_entity, restrict_in_time,
+from kgwalk.query.steps import (Laps, best_walks, check_request, choose_walks, ego_candidates, fetch_counts, names_an_entity, restrict_in_time,
                                 topic_nodes, weak_match)
 
 
 def walk(walk_id: int, score: float, nodes: list[int], sig: str = "r>") -> WalkHit:
     return WalkHit(walk_id, score, "bfs", f"walk {walk_id}", nodes, [str(n) for n in nodes], [], sig, score)
+
+
+def test_best_walks_of_each_node_among_its_roots_ties_to_the_lower_walk_id():
+    rows = [(7, 1, 0.5), (3, 1, 0.9), (9, 2, 0.9), (4, 2, 0.2), (5, 8, 0.95), (2, 1, 0.5)]  # walk_id, root, score
+    walks = pa.table({"walk_id": [w for w, _, _ in rows], "root": [r for _, r, _ in rows], "kind": ["bfs"] * 6,
+                      "text": [f"walk {w}" for w, _, _ in rows], "nodes": [[r, 100 + w] for w, r, _ in rows],
+                      "node_labels": [[str(r), str(100 + w)] for w, r, _ in rows], "rel_labels": [["p"]] * 6, "inverse": [[False]] * 6})
+    scores = np.array([s for _, _, s in rows], np.float32)
+    best = best_walks(walks, scores, {1: [1], 2: [2, 8]}, {1: 3, 2: 2})  # node 2's alias 8 is its root too
+    assert [(w.walk_id, w.score, w.nodes) for w in best[1]] == [(3, pytest.approx(0.9), [1, 103]), (2, 0.5, [1, 102]), (7, 0.5, [1, 107])]
+    assert [w.walk_id for w in best[2]] == [5, 9] and best[2][0].text == "walk 5" and best[2][0].signature == "p>"
+    assert best_walks(walks, scores, {1: [1], 6: [6]}, {1: 1, 6: 4}) == {1: best[1][:1], 6: []}  # a root with no walks has none
 
 
 def test_one_check_of_a_retrievals_arguments():

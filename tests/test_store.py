@@ -349,6 +349,9 @@ def test_the_shard_files_of_the_live_generation_are_listed_and_preloaded(tmp_pat
     # the live generation's root map of the walks, the only one read (kgwalk.index.root_map)
     assert {f.relative_to(tmp_path / "edge").as_posix() for f in files if ".root_" in f.name} == {
         f"{live}/walks.root_{part}.npy" for part in ("roots", "starts", "ids")}
+    nodes_only = store.shard_files(["nodes"])  # what a server whose walk search reads no walk point preloads
+    assert nodes_only and {f.relative_to(tmp_path / "edge").parts[:2] for f in nodes_only} == {(live, "nodes")}
+    assert set(nodes_only) < set(files)
     assert preload(files, free_bytes=10**12) == sum(f.stat().st_size for f in files) > 0
     assert preload(files, free_bytes=0) == 0  # more than half the free memory: not read
     assert _free_memory() > 2 * sum(f.stat().st_size for f in files)  # what a server reads by default

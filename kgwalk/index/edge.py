@@ -25,6 +25,7 @@ points as it is written and the last at `finish`; a refresh's delta stays append
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -177,14 +178,15 @@ class EdgeStore:
                              f"masked {layout.masked_points:,} ({changed:.1%}; compacts past {self.compact_ratio:.0%})")
         return f"generation {self._gen()}: " + "; ".join(parts)
 
-    def shard_files(self) -> list[Path]:
+    def shard_files(self, collections: Collection[str] | None = None) -> list[Path]:
         """Every file of the shards the live generation reads (a layered collection's base in an
-        earlier generation's folder included), to read them into the page cache ahead of searches
-        (kgwalk.serve.app.preload)."""
+        earlier generation's folder included), of `collections` (None: all), to read them into the
+        page cache ahead of searches (kgwalk.serve.app.preload)."""
         gen = self._gen()
-        folders = {self.folder / layout.base for layout in self.layouts().values()}
-        folders |= {self.folder / gen / name for name in self.layouts()}  # a layered collection's delta
-        maps = [path for name, layout in self.layouts().items() if layout.root_map for path in root_map_paths(self.folder, gen, name).values()]
+        layouts = {name: layout for name, layout in self.layouts().items() if collections is None or name in collections}
+        folders = {self.folder / layout.base for layout in layouts.values()}
+        folders |= {self.folder / gen / name for name in layouts}  # a layered collection's delta
+        maps = [path for name, layout in layouts.items() if layout.root_map for path in root_map_paths(self.folder, gen, name).values()]
         return sorted([f for folder in folders if folder.is_dir() for f in folder.rglob("*") if f.is_file()] + maps)
 
     # -- writing -------------------------------------------------------------------------

@@ -132,6 +132,14 @@ class WalkRecords:
             raise KgwalkError(f"the index holds walks that tables {self.versions} lack: run `kgwalk index`")
         return self._labels.attach(found).to_pylist()
 
+    def walks_of(self, roots: Sequence[int]) -> pa.Table | None:
+        """Every walk of `roots`, remade from the graph with its sentence and labels (lookup's fields, and its root),
+        sorted by walk id: where the source is the graph and the walks held are the ones it makes (see sync); None
+        otherwise. What a search of the walks by their sentences alone needs (query.walk_search=graph)."""
+        if self._remade is None or self._labels is None:
+            return None
+        return self._remade.walks_of(np.unique(np.asarray(roots, np.int64)), self._labels)
+
     def _take(self, ids: np.ndarray, roots: Sequence[int] | None) -> pa.Table | None:
         """The rows of these walk ids in their order, or None if any is missing."""
         if self._table is not None:
@@ -181,15 +189,20 @@ class _RemadeWalks:
         tables = {t: read_version(cfg.table(t), kg[t], columns[t]) for t in KG_TABLES}
         return cls(cfg, Graph.from_arrow(tables["edges"], tables["entities"], tables["relations"], cfg.walks.direction), kg)
 
-    def records(self, ids: np.ndarray, roots: np.ndarray, labels: LabelLookup) -> pa.Table:
-        """Those of `ids` among the roots' walks, sorted by walk id, with their sentences."""
+    def walks_of(self, roots: np.ndarray, labels: LabelLookup) -> pa.Table:
+        """Every walk of the (unique) roots, those the graph has, sorted by walk id: WALK_FIELDS, root, node_labels,
+        rel_labels and text."""
         from kgwalk.walks.engine import generate_walks
         from kgwalk.walks.table import WALKS_SCHEMA
 
         w = self.cfg.walks
         roots = roots[self.nodes.mask(roots)]
         tables = list(generate_walks(self.graph, roots, self.spec, w.roots_per_batch, w.max_paths_per_batch))
-        walks = pa.concat_tables(tables) if tables else WALKS_SCHEMA.empty_table()
-        walks = walks.filter(pc.is_in(walks.column("walk_id"), pa.array(ids))).select(WALK_FIELDS).sort_by("walk_id")
-        text, _ = self.verbalizer.verbalize(labels.attach(walks))
+        walks = labels.attach((pa.concat_tables(tables) if tables else WALKS_SCHEMA.empty_table()).select([*WALK_FIELDS, "root"]).sort_by("walk_id"))
+        text, _ = self.verbalizer.verbalize(walks)
         return walks.append_column("text", text)
+
+    def records(self, ids: np.ndarray, roots: np.ndarray, labels: LabelLookup) -> pa.Table:
+        """Those of `ids` among the roots' walks, sorted by walk id, with their sentences."""
+        walks = self.walks_of(roots, labels)
+        return walks.filter(pc.is_in(walks.column("walk_id"), pa.array(ids))).select([*WALK_FIELDS, "text"])

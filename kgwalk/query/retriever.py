@@ -38,7 +38,7 @@ from kgwalk.query.answer_sets import name_answer_sets, walk_routes
 from kgwalk.query.hits import EgoLine, NodeHit, RelationPath, Retrieval, WalkHit, best_first, walk_hit
 from kgwalk.query.paths import masked_question
 from kgwalk.query.prior import Prior, load_prior, resolve_rerank
-from kgwalk.query.steps import (Laps, check_request, choose_walks, ego_candidates, fetch_counts, joint_reach, names_an_entity, restrict_in_time, reward_joint_ends,
+from kgwalk.query.steps import (Laps, best_walks, check_request, choose_walks, ego_candidates, fetch_counts, joint_reach, names_an_entity, restrict_in_time, reward_joint_ends,
                                 topic_nodes, weak_match)
 from kgwalk.query.temporal import UNKNOWN_PENALTY
 from kgwalk.state import table_folders
@@ -75,6 +75,9 @@ class Retriever:
         `clock`: what the timings read (seconds)."""
         check_logs(table_folders(cfg.root))  # a damaged Delta log: one line, never an answer from a partial table
         check_embed_model(cfg)  # before any model loads: a question must be embedded as the KG's walks were
+        if cfg.query.walk_search == "graph" and cfg.verbalize.verbalizer != "template":
+            raise KgwalkError(f"query.walk_search=graph embeds the template's sentences of walks made again from the graph, but "
+                              f"verbalize.verbalizer is {cfg.verbalize.verbalizer}: use index or auto")
         self.cfg = cfg  # query.*'s choices and counts were checked as it loaded (kgwalk/config.py)
         self.store = store or open_store(cfg)
         self._embedder = embedder
@@ -242,10 +245,7 @@ class Retriever:
         topics = topic_nodes(nodes)  # the prior models paths from the entity the question is about
         fetch = fetch_counts(nodes, topics, conf, request.k_walks, prior=prior is not None, timed=when is not None)
         ego = request.mode == "ego"  # each node's candidates become its ego-graph (kgwalk/query/ego.py)
-        hits = self._walk_hits(nodes, q, dict.fromkeys(fetch, max(conf.candidates, request.k_walks)) if ego else fetch)
-        lap("walk_search")
-        candidates = self._with_records(nodes, hits)
-        lap("walk_records")
+        candidates = self._candidates(nodes, q, dict.fromkeys(fetch, max(conf.candidates, request.k_walks)) if ego else fetch, lap)
         if prior:
             vectors = prior_vectors.result() if isinstance(prior_vectors, Future) else prior_vectors
             lap("prior_embed")  # what is left of the prior's encoding once the walks are found
@@ -298,20 +298,43 @@ class Retriever:
         pending = self._prior_thread.submit(encoder.encode, prior_texts)
         return self.embedder.encode([question])[0], pending
 
-    def _walk_hits(self, nodes: list[NodeHit], q: np.ndarray, fetch: dict[int, int]) -> dict[int, list[tuple[Hit, int]]]:
-        """Per node, its `fetch` best walk points by cosine with the root each was searched in, from its own walks and its
-        aliases' (an aligned entity's walks are its aliases' too)."""
+    @property
+    def walks_from_graph(self) -> bool:
+        """Whether a top node's walks are scored as the graph makes them, not searched in the index (query.walk_search)."""
+        chosen = self.cfg.query.walk_search
+        if chosen == "auto":
+            return self.records.source == "graph" and is_static(self.cfg.embed.model)
+        return chosen == "graph"
+
+    def _candidates(self, nodes: list[NodeHit], q: np.ndarray, fetch: dict[int, int], lap: Laps) -> dict[int, list[WalkHit]]:
+        """Per node, its `fetch` best walks by cosine with the question, from its own walks and its aliases' (an aligned
+        entity's walks are its aliases' too): scored from the graph where the retriever does (`walks_from_graph`) and
+        the walks held are the graph's, else searched in the index and their records looked up."""
+        self.records.sync(self.store.reflects())
+        roots = {n.id: [n.id, *self._alignment()[1].get(n.id, [])] for n in nodes}
+        walks = self.records.walks_of([r for rs in roots.values() for r in rs]) if self.walks_from_graph else None
+        if walks is not None:
+            lap("walk_records")
+            found = best_walks(walks, self.embedder.encode(walks.column("text").to_pylist()) @ q, roots, fetch)
+            lap("walk_search")
+            return found
+        hits = self._walk_hits(q, roots, fetch)
+        lap("walk_search")
+        candidates = self._with_records(nodes, hits)
+        lap("walk_records")
+        return candidates
+
+    def _walk_hits(self, q: np.ndarray, roots: dict[int, list[int]], fetch: dict[int, int]) -> dict[int, list[tuple[Hit, int]]]:
+        """Per node, its `fetch` best walk points among its `roots`', each with the root it was searched in."""
         hits_of = {}
-        for node in nodes:
-            count = fetch[node.id]
-            roots = [node.id, *self._alignment()[1].get(node.id, [])]
-            found = ((h, root) for root in roots for h in self.store.search(self.walks_collection, q, count, root=root))
-            hits_of[node.id] = sorted(found, key=lambda pair: (-pair[0].score, pair[0].id))[:count]
+        for node, searched in roots.items():
+            count = fetch[node]
+            found = ((h, root) for root in searched for h in self.store.search(self.walks_collection, q, count, root=root))
+            hits_of[node] = sorted(found, key=lambda pair: (-pair[0].score, pair[0].id))[:count]
         return hits_of
 
     def _with_records(self, nodes: list[NodeHit], hits_of: dict[int, list[tuple[Hit, int]]]) -> dict[int, list[WalkHit]]:
         """The hits as walks: their records (kgwalk/index/records.py) at the versions the index searched reflects."""
-        self.records.sync(self.store.reflects())
         hits = [(h, root) for node in nodes for h, root in hits_of[node.id]]
         records = iter(self.records.lookup([h.id for h, _ in hits], [root for _, root in hits]))  # one lookup: each costs Arrow calls
         return {node.id: [walk_hit(h.score, next(records)) for h, _ in hits_of[node.id]] for node in nodes}

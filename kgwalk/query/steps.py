@@ -10,10 +10,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, get_args
 
+import numpy as np
+import pyarrow as pa
+
 from kgwalk.config import QueryConf, QueryMode
 from kgwalk.errors import KgwalkError
 from kgwalk.query.diversity import select_walks, walks_per_node
-from kgwalk.query.hits import NodeHit, WalkHit, best_first
+from kgwalk.query.hits import NodeHit, WalkHit, best_first, walk_hit
 from kgwalk.query.lexicon import Mention
 
 
@@ -82,6 +85,19 @@ def fetch_counts(nodes: list[NodeHit], topics: list[NodeHit], conf: QueryConf, k
     choosing = prior or conf.diversity != "none" or conf.unnamed_walks is not None
     chosen = {n.id for n in topics} if choosing else set()
     return {n.id: wide if timed or n.id in chosen else k_walks for n in nodes}
+
+
+def best_walks(walks: pa.Table, scores: np.ndarray, roots: dict[int, list[int]], fetch: dict[int, int]) -> dict[int, list[WalkHit]]:
+    """Per node, its fetch[node] best-scored walks among its `roots`' (query.walk_search=graph): `walks` are records with
+    a root (kgwalk/index/records.py), `scores` their cosines with the question. Ties go to the lower walk id, as the
+    index search breaks them."""
+    of_root, ids = walks.column("root").to_numpy(), walks.column("walk_id").to_numpy()
+    best: dict[int, list[WalkHit]] = {}
+    for node, searched in roots.items():
+        rows = np.flatnonzero(np.isin(of_root, searched))
+        rows = rows[np.lexsort((ids[rows], -scores[rows]))][: fetch[node]]
+        best[node] = [walk_hit(float(scores[r]), record) for r, record in zip(rows, walks.take(pa.array(rows)).to_pylist())]
+    return best
 
 
 def restrict_in_time(candidates: dict[int, list[WalkHit]], judge: Callable[[Sequence[int]], int], penalty: float) -> dict[int, list[WalkHit]]:

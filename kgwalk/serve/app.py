@@ -593,7 +593,8 @@ def run_server(cfg: Config, host: str | None = None, port: int | None = None, ad
             retriever.warm_up()
             shard_files = getattr(retriever.store, "shard_files", None)  # an embedded index (EdgeStore)
             if shard_files is not None:  # serving starts at once; searches get faster as the files are read
-                threading.Thread(target=preload, args=(shard_files(),), name="kgwalk-preload", daemon=True).start()
+                searched = [retriever.nodes_collection] if retriever.walks_from_graph else None  # walk points unread: query.walk_search
+                threading.Thread(target=preload, args=(shard_files(searched),), name="kgwalk-preload", daemon=True).start()
             port = sock.getsockname()[1]
             server = uvicorn.Server(uvicorn.Config(create_app(cfg, retriever, freeze_gc=True, addons=addons), host=host, port=port))
             print(f"kgwalk: serving {cfg.name!r} on http://{host}:{port}/ (API docs at /docs; Ctrl+C stops)", file=sys.stderr, flush=True)
