@@ -171,6 +171,24 @@ def test_embed_stage_and_question_encoder_give_the_same_vectors(static_env, tmp_
         embed_texts(load_config(None, ["embed.model=static", "embed.device=cuda"], name="t", warehouse=str(tmp_path)))
 
 
+def test_token_ids_taken_a_word_at_a_time_give_the_models_own_vectors(static_env):
+    """StaticEmbedder tokenizes ASCII sentences a word at a time from a cache (kgwalk.embed.static.WordPieces), others
+    through the tokenizer: the vectors are model2vec's own encode's for every kind of text, a sentence's the same
+    alone as in any batch, and the same again after its cache was emptied mid-batch."""
+    from kgwalk.embed.common import unit_rows
+
+    embedder = StaticEmbedder("static")
+    assert embedder._pieces is not None  # MiniLM's BERT tokenizer
+    texts = [*SENTENCES, "", "   ", "Café Müller (1985 film) — 東京物語", "x" * 3000, "a\x00b\tc\nd\x7fe", "word " * 700, "a [UNK] b [PAD] c",
+             "AT&T's 2nd-best (film)!", "e.g. U.S.A. ~#1", "y" * 150, "Kismet directed by William Dieterle, which directed The Devil and Daniel Webster"]
+    reference = unit_rows(np.asarray(embedder.model.encode(texts, normalize=False, use_multiprocessing=False), np.float32))
+    got = embedder.encode(texts)
+    assert np.allclose(got, reference, atol=1e-6)
+    assert all(np.array_equal(embedder.encode([text])[0], got[i]) for i, text in enumerate(texts))
+    embedder._pieces.max_words = 5  # every batch overflows the cache
+    assert np.array_equal(embedder.encode(texts[::-1]), got[::-1])
+
+
 def test_build_and_cli_query_with_a_static_model_load_no_torch(static_env, spark, tmp_path):
     from kgwalk.index.store import collection_names, open_store
     from kgwalk.stages import run_build

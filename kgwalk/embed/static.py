@@ -30,6 +30,7 @@ import sys
 import tempfile
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -198,19 +199,100 @@ def load_static_model(model: str, root: Path | None = None):
     return distilled_model(source, root)
 
 
+# ASCII text as BERT's normalizer and pre-tokenizer see it: control characters dropped (tab and
+# newlines are whitespace), then words of letters and digits and single punctuation characters
+_ASCII_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_ASCII_PIECE = re.compile(r"[a-z0-9]+|[^\sa-z0-9]")
+
+
+class WordPieces:
+    """A sentence's token ids as model2vec's tokenizer gives them, a word at a time from a cache.
+
+    Tokenizing took 20-25 us a sentence here whatever the batch (the tokenizers library's cost per
+    sentence), most of a static model's encoding. A BERT WordPiece tokenizer (lowercasing
+    normalizer, BertPreTokenizer) splits a text at whitespace and punctuation and tokenizes each
+    word on its own, so the ids of a sentence are its words' ids in order. Sentences of ASCII
+    characters are split here and their words' ids cached; any other sentence, and one naming a
+    special token ("[UNK]"), goes through the tokenizer as it is. `usable` says whether the
+    model's tokenizer is such a one; tests/test_embed_static.py checks the ids are the
+    tokenizer's."""
+
+    def __init__(self, model: Any, max_words: int = 1_000_000) -> None:
+        self.model = model
+        self.max_words = max_words  # the cache is emptied when it holds more
+        self._ids: dict[str, list[int]] = {}
+        self._specials = [t.content for t in model.tokenizer.get_added_tokens_decoder().values()]
+        self._chars = model.max_length * model.median_token_length if model.max_length else None  # model2vec's cut before tokenizing
+
+    @staticmethod
+    def usable(model: Any) -> bool:
+        t = json.loads(model.tokenizer.to_str())
+        normalizer, pre = t.get("normalizer") or {}, t.get("pre_tokenizer") or {}
+        return (t.get("model", {}).get("type") == "WordPiece" and normalizer.get("type") == "BertNormalizer" and normalizer.get("lowercase")
+                and pre.get("type") == "BertPreTokenizer" and model.embedding.dtype in (np.float32, np.float16))
+
+    def __call__(self, texts: list[str]) -> list[list[int]]:
+        texts = [t[: self._chars] for t in texts] if self._chars else list(texts)
+        words: dict[int, list[str]] = {}
+        other = []
+        for i, text in enumerate(texts):
+            if text.isascii() and not any(s in text for s in self._specials):
+                words[i] = _ASCII_PIECE.findall(_ASCII_CONTROL.sub("", text).lower())
+            else:
+                other.append(i)
+        self._learn({w for ws in words.values() for w in ws})
+        out = dict(zip(other, self.model.tokenize([texts[i] for i in other])))
+        cut = self.model.max_length
+        for i, ws in words.items():
+            ids = [t for w in ws for t in self._ids[w]]
+            out[i] = ids[:cut] if cut else ids
+        return [out[i] for i in range(len(texts))]
+
+    def _learn(self, words: set[str]) -> None:
+        """Cache the ids of those of `words` not cached yet, tokenized in one call (emptying a full cache first)."""
+        unknown = words.difference(self._ids)
+        if not unknown:
+            return
+        if len(self._ids) + len(unknown) > self.max_words:
+            self._ids.clear()
+            unknown = words
+        batch = sorted(unknown)
+        self._ids.update(zip(batch, self.model.tokenize(batch)))
+
+
 class StaticEmbedder:
-    """Texts in, unit-norm float32 vectors out, through model2vec's StaticModel.encode."""
+    """Texts in, unit-norm float32 vectors out: the mean of their tokens' vectors, as model2vec's
+    StaticModel.encode makes it, with the token ids from `WordPieces` where it applies."""
 
     def __init__(self, model: str = STATIC, batch_size: int = 0, cache: Path | None = None) -> None:
         self.model = load_static_model(model, cache)
         self.name = model
         self.dim = int(self.model.dim)
         self.batch_size = batch_size or STATIC_BATCH
+        self._pieces = WordPieces(self.model) if WordPieces.usable(self.model) else None
 
     def encode(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.empty((0, self.dim), np.float32)
-        # One thread, in order: the embed stage runs one actor per CPU, and a sentence's vector
-        # must not depend on the batch it came in (a refresh re-embeds a subset).
-        vectors = self.model.encode(texts, batch_size=self.batch_size, normalize=False, use_multiprocessing=False)
-        return unit_rows(np.asarray(vectors, np.float32))
+        if self._pieces is None:
+            # One thread, in order: the embed stage runs one actor per CPU, and a sentence's vector
+            # must not depend on the batch it came in (a refresh re-embeds a subset).
+            vectors = self.model.encode(texts, batch_size=self.batch_size, normalize=False, use_multiprocessing=False)
+            return unit_rows(np.asarray(vectors, np.float32))
+        return unit_rows(self._sums(self._pieces(texts)))
+
+    def _sums(self, ids: list[list[int]]) -> np.ndarray:
+        """Each sentence's token vectors summed (its mean's direction), a sentence's alone whatever the batch."""
+        m = self.model
+        lengths = np.fromiter(map(len, ids), np.int64, len(ids))
+        flat = np.fromiter((i for row in ids for i in row), np.int64, int(lengths.sum()))
+        starts = np.cumsum(lengths) - lengths
+        sums = np.zeros((len(ids), self.dim), np.float32)
+        for length in np.unique(lengths[lengths > 0]):  # sentences of one length at a time, as a (sentences, length) block
+            rows = np.flatnonzero(lengths == length)
+            block = flat[starts[rows][:, None] + np.arange(length)]
+            vectors = np.asarray(m.embedding[block if m.token_mapping is None else m.token_mapping[block]], np.float32)
+            if m.weights is not None:
+                vectors = vectors * m.weights[block][..., None]
+            sums[rows] = vectors.sum(axis=1)
+        return sums
