@@ -388,6 +388,9 @@ class QueryConf:
                                               "their sentences embedded now: exact vectors, no index pages read) | auto: graph where "
                                               "records come from the graph and the model is static (a few hundred sentences a millisecond), "
                                               "else index (bench/results/query_scale_10m_walk_search.md).")
+    walk_search_max_degree: Annotated[int, AtLeast(0)] = setting(1000, "walk_search graph: a node whose root has more adjacency "
+                                                                       "entries than this (a hub: as many walks and more) is "
+                                                                       "searched in the index.")
     records_memory_mib: Annotated[int, AtLeast(0)] = setting(2048, "auto, where the sentences are a model's: the most walk records "
                                                                    "held in memory (2 GiB: ~13M walks); 0: never.")
 

@@ -156,27 +156,37 @@ def test_walks_scored_from_the_graph_rank_as_the_index_search_ranks_them(tmp_pat
     corpus.build_in_process(corpus.config(tmp_path, kg, settings))
     by_index = Retriever(corpus.config(tmp_path, kg, [*settings, "query.walk_search=index"]))
     by_graph = Retriever(corpus.config(tmp_path, kg, [*settings, "query.walk_search=graph"]))
+    # films with one edge from the graph, the rest (two adjacency entries) from the index
+    mixed = Retriever(corpus.config(tmp_path, kg, [*settings, "query.walk_search=graph", "query.walk_search_max_degree=1"]))
     assert not by_index.walks_from_graph and by_graph.walks_from_graph
-    searched = []
-    real_search = by_graph.store.search
-    monkeypatch.setattr(by_graph.store, "search", lambda collection, *a, **kw: searched.append(collection) or real_search(collection, *a, **kw))
+    searched: dict[str, list[str]] = {"graph": [], "mixed": []}
+    remade: list[list[int]] = []
+    for name, retriever in (("graph", by_graph), ("mixed", mixed)):
+        real_search = retriever.store.search
+        monkeypatch.setattr(retriever.store, "search", lambda c, *a, real=real_search, seen=searched[name], **kw: seen.append(c) or real(c, *a, **kw))
+    real_walks_of = mixed.records.walks_of
+    monkeypatch.setattr(mixed.records, "walks_of", lambda roots: remade.append(list(roots)) or real_walks_of(roots))
     try:
         shown = 0
         for question in ("who directed Kismet", "which films starred Marlene Dietrich", "Shanghai Express director"):
-            a, b = (r.retrieve(question, k_nodes=3, k_walks=4) for r in (by_index, by_graph))
-            assert [n.id for n in a.nodes] == [n.id for n in b.nodes]
-            for x, y in zip(a.nodes, b.nodes):
-                assert [(w.walk_id, w.text, w.nodes) for w in x.walks] == [(w.walk_id, w.text, w.nodes) for w in y.walks]
+            a, b, c = (r.retrieve(question, k_nodes=3, k_walks=4) for r in (by_index, by_graph, mixed))
+            assert [n.id for n in a.nodes] == [n.id for n in b.nodes] == [n.id for n in c.nodes]
+            for x, y, z in zip(a.nodes, b.nodes, c.nodes):
+                assert [(w.walk_id, w.text, w.nodes) for w in x.walks] == [(w.walk_id, w.text, w.nodes) for w in y.walks] == [
+                    (w.walk_id, w.text, w.nodes) for w in z.walks]
                 assert np.allclose([w.score for w in x.walks], [w.score for w in y.walks], atol=1e-5)
                 shown += len(y.walks)
             q = by_graph.embedder.encode([question])[0]
             exact = by_graph.embedder.encode([w.text for n in b.nodes for w in n.walks]) @ q
             assert np.allclose([w.score for n in b.nodes for w in n.walks], exact, atol=1e-6)
             assert {"walk_search", "walk_records"} <= set(b.timings_ms)
-        assert shown >= 9 and by_graph.walks_collection not in searched and by_graph.nodes_collection in searched
+        assert shown >= 9 and by_graph.walks_collection not in searched["graph"] and by_graph.nodes_collection in searched["graph"]
+        films = {i for i, label in zip(*(read_table(corpus.config(tmp_path, kg).table("entities"), ["id", "label"]).column(k).to_pylist()
+                                         for k in ("id", "label"))) if label in ("Shanghai Express", "The Devil and Daniel Webster")}
+        assert len(films) == 2 and remade and {r for roots in remade for r in roots} <= films and mixed.walks_collection in searched["mixed"]
     finally:
-        by_index.close()
-        by_graph.close()
+        for retriever in (by_index, by_graph, mixed):
+            retriever.close()
 
 
 def test_walk_search_auto_scores_from_the_graph_only_where_records_are_remade_and_the_model_is_static(tmp_path):

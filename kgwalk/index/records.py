@@ -140,6 +140,13 @@ class WalkRecords:
             return None
         return self._remade.walks_of(np.unique(np.asarray(roots, np.int64)), self._labels)
 
+    def degrees(self, roots: Sequence[int]) -> np.ndarray | None:
+        """Each root's adjacency entries in the graph its walks are remade from (0: not a node of it), what making them
+        costs; None where walks_of gives none."""
+        if self._remade is None or self._labels is None:
+            return None
+        return self._remade.degrees(np.asarray(roots, np.int64))
+
     def _take(self, ids: np.ndarray, roots: Sequence[int] | None) -> pa.Table | None:
         """The rows of these walk ids in their order, or None if any is missing."""
         if self._table is not None:
@@ -188,6 +195,12 @@ class _RemadeWalks:
         columns = {"edges": ["src", "rel", "dst"], "entities": ["id"], "relations": ["id", "label"]}  # labels name explicit inverses
         tables = {t: read_version(cfg.table(t), kg[t], columns[t]) for t in KG_TABLES}
         return cls(cfg, Graph.from_arrow(tables["edges"], tables["entities"], tables["relations"], cfg.walks.direction), kg)
+
+    def degrees(self, roots: np.ndarray) -> np.ndarray:
+        known = self.nodes.mask(roots)
+        degrees = np.zeros(len(roots), np.int64)
+        degrees[known] = self.graph.degree[self.graph.index_of(roots[known])]
+        return degrees
 
     def walks_of(self, roots: np.ndarray, labels: LabelLookup) -> pa.Table:
         """Every walk of the (unique) roots, those the graph has, sorted by walk id: WALK_FIELDS, root, node_labels,

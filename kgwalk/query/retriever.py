@@ -308,21 +308,37 @@ class Retriever:
 
     def _candidates(self, nodes: list[NodeHit], q: np.ndarray, fetch: dict[int, int], lap: Laps) -> dict[int, list[WalkHit]]:
         """Per node, its `fetch` best walks by cosine with the question, from its own walks and its aliases' (an aligned
-        entity's walks are its aliases' too): scored from the graph where the retriever does (`walks_from_graph`) and
-        the walks held are the graph's, else searched in the index and their records looked up."""
+        entity's walks are its aliases' too): scored from the graph where `_from_graph` says, else searched in the index
+        and their records looked up."""
         self.records.sync(self.store.reflects())
         roots = {n.id: [n.id, *self._alignment()[1].get(n.id, [])] for n in nodes}
-        walks = self.records.walks_of([r for rs in roots.values() for r in rs]) if self.walks_from_graph else None
-        if walks is not None:
+        found: dict[int, list[WalkHit]] = {}
+        scored = self._from_graph(roots)
+        if scored:
+            walks = self.records.walks_of([r for n in scored for r in roots[n]])
             lap("walk_records")
-            found = best_walks(walks, self.embedder.encode(walks.column("text").to_pylist()) @ q, roots, fetch)
+            found = best_walks(walks, self.embedder.encode(walks.column("text").to_pylist()) @ q, {n: roots[n] for n in scored}, fetch)
             lap("walk_search")
-            return found
-        hits = self._walk_hits(q, roots, fetch)
-        lap("walk_search")
-        candidates = self._with_records(nodes, hits)
-        lap("walk_records")
-        return candidates
+        searched = [n for n in nodes if n.id not in found]
+        if searched:
+            hits = self._walk_hits(q, {n.id: roots[n.id] for n in searched}, fetch)
+            lap("walk_search")
+            found |= self._with_records(searched, hits)
+            lap("walk_records")
+        return {n.id: found[n.id] for n in nodes}
+
+    def _from_graph(self, roots: dict[int, list[int]]) -> list[int]:
+        """The nodes whose walks are scored as the graph makes them (`walks_from_graph`): where the walks held are the
+        graph's, those whose roots have at most query.walk_search_max_degree adjacency entries (a hub's thousands of
+        walks are searched in the index)."""
+        if not self.walks_from_graph:
+            return []
+        every = [r for rs in roots.values() for r in rs]
+        degrees = self.records.degrees(every)
+        if degrees is None:
+            return []
+        degree = dict(zip(every, degrees.tolist()))
+        return [n for n, rs in roots.items() if max(degree[r] for r in rs) <= self.cfg.query.walk_search_max_degree]
 
     def _walk_hits(self, q: np.ndarray, roots: dict[int, list[int]], fetch: dict[int, int]) -> dict[int, list[tuple[Hit, int]]]:
         """Per node, its `fetch` best walk points among its `roots`', each with the root it was searched in."""
