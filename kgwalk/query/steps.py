@@ -92,12 +92,13 @@ def best_walks(walks: pa.Table, scores: np.ndarray, roots: dict[int, list[int]],
     a root (kgwalk/index/records.py), `scores` their cosines with the question. Ties go to the lower walk id, as the
     index search breaks them."""
     of_root, ids = walks.column("root").to_numpy(), walks.column("walk_id").to_numpy()
-    best: dict[int, list[WalkHit]] = {}
+    chosen = {}
     for node, searched in roots.items():
         rows = np.flatnonzero(np.isin(of_root, searched))
-        rows = rows[np.lexsort((ids[rows], -scores[rows]))][: fetch[node]]
-        best[node] = [walk_hit(float(scores[r]), record) for r, record in zip(rows, walks.take(pa.array(rows)).to_pylist())]
-    return best
+        chosen[node] = rows[np.lexsort((ids[rows], -scores[rows]))][: fetch[node]]
+    every = np.concatenate([np.zeros(0, np.int64), *chosen.values()])
+    records = iter(walks.take(pa.array(every)).to_pylist())  # one take: each costs Arrow calls
+    return {node: [walk_hit(float(scores[r]), next(records)) for r in rows] for node, rows in chosen.items()}
 
 
 def restrict_in_time(candidates: dict[int, list[WalkHit]], judge: Callable[[Sequence[int]], int], penalty: float) -> dict[int, list[WalkHit]]:
