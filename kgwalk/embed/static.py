@@ -228,7 +228,7 @@ class WordPieces:
     def usable(model: Any) -> bool:
         t = json.loads(model.tokenizer.to_str())
         normalizer, pre = t.get("normalizer") or {}, t.get("pre_tokenizer") or {}
-        return (t.get("model", {}).get("type") == "WordPiece" and normalizer.get("type") == "BertNormalizer" and normalizer.get("lowercase")
+        return bool(t.get("model", {}).get("type") == "WordPiece" and normalizer.get("type") == "BertNormalizer" and normalizer.get("lowercase")
                 and pre.get("type") == "BertPreTokenizer" and model.embedding.dtype in (np.float32, np.float16))
 
     def __call__(self, texts: list[str]) -> list[list[int]]:

@@ -314,8 +314,8 @@ class Retriever:
         roots = {n.id: [n.id, *self._alignment()[1].get(n.id, [])] for n in nodes}
         found: dict[int, list[WalkHit]] = {}
         scored = self._from_graph(roots)
-        if scored:
-            walks = self.records.walks_of([r for n in scored for r in roots[n]])
+        walks = self.records.walks_of([r for n in scored for r in roots[n]]) if scored else None
+        if walks is not None:
             lap("walk_records")
             found = best_walks(walks, self.embedder.encode(walks.column("text").to_pylist()) @ q, {n: roots[n] for n in scored}, fetch)
             lap("walk_search")
