@@ -214,7 +214,7 @@ class WordPieces:
     word on its own, so the ids of a sentence are its words' ids in order. Sentences of ASCII
     characters are split here and their words' ids cached; any other sentence, and one naming a
     special token ("[UNK]"), goes through the tokenizer as it is. `usable` says whether the
-    model's tokenizer is such a one; tests/test_embed_static.py checks the ids are the
+    model's tokenizer is such a one; tests/test_static_embed.py checks the ids are the
     tokenizer's."""
 
     def __init__(self, model: Any, max_words: int = 1_000_000) -> None:
