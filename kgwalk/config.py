@@ -49,6 +49,7 @@ QuestionEncoder = Literal["onnx", "torch"]
 QueryMode = Literal["walks", "ego"]
 WalkRecordSource = Literal["auto", "memory", "graph", "tables"]
 WalkSearch = Literal["auto", "index", "graph"]
+HubWalks = Literal["cache", "index"]
 WalkDiversity = Literal["none", "ends", "facts", "paths"]
 
 
@@ -390,7 +391,12 @@ class QueryConf:
                                               "else index (bench/results/query_scale_10m_walk_search.md).")
     walk_search_max_degree: Annotated[int, AtLeast(0)] = setting(1000, "walk_search graph: a node whose root has more adjacency "
                                                                        "entries than this (a hub: as many walks and more) is "
-                                                                       "searched in the index.")
+                                                                       "searched in the index, or in hub_walks' cache.")
+    hub_walks: HubWalks = setting("cache", "walk_search graph: where the walks of hubs (roots past walk_search_max_degree) are scored: "
+                                           "cache (made once per walks version from the graph with their vectors, kept in the user's "
+                                           "cache and scored exactly: 1 KB a hub walk; a refresh makes them again in the background "
+                                           "while the index answers) | index (their walk points searched: seconds for a hub of 50K "
+                                           "walks; kgwalk/query/hub_walks.py).")
     records_memory_mib: Annotated[int, AtLeast(0)] = setting(2048, "auto, where the sentences are a model's: the most walk records "
                                                                    "held in memory (2 GiB: ~13M walks); 0: never.")
 

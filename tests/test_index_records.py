@@ -1,6 +1,7 @@
 """Walk points carry ids only; a reader shows walks from the Delta tables at the versions its index
 reflects (kgwalk.index.records): what a hit shows is what the tables said when the index was built."""
 
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -8,6 +9,7 @@ import pytest
 
 import corpus
 import kgwalk.index.records as records_module
+import kgwalk.query.hub_walks as hub_walks_module
 from kgwalk.errors import KgwalkError
 from kgwalk.index.records import RECORD_BYTES, WalkRecords, record_source
 from kgwalk.index.store import collection_names, open_store
@@ -157,7 +159,7 @@ def test_walks_scored_from_the_graph_rank_as_the_index_search_ranks_them(tmp_pat
     by_index = Retriever(corpus.config(tmp_path, kg, [*settings, "query.walk_search=index"]))
     by_graph = Retriever(corpus.config(tmp_path, kg, [*settings, "query.walk_search=graph"]))
     # films with one edge from the graph, the rest (two adjacency entries) from the index
-    mixed = Retriever(corpus.config(tmp_path, kg, [*settings, "query.walk_search=graph", "query.walk_search_max_degree=1"]))
+    mixed = Retriever(corpus.config(tmp_path, kg, [*settings, "query.walk_search=graph", "query.walk_search_max_degree=1", "query.hub_walks=index"]))
     assert not by_index.walks_from_graph and by_graph.walks_from_graph
     searched: dict[str, list[str]] = {"graph": [], "mixed": []}
     remade: list[list[int]] = []
@@ -231,3 +233,66 @@ def test_records_follow_the_versions_the_index_reflects(tmp_path, source):
     assert any("written_by" in r["rel_labels"] for r in shown)
     with pytest.raises(KgwalkError, match="run `kgwalk index`"):
         records.lookup(gone, [old_walks[i]["root"] for i in gone])
+
+
+def test_hub_walks_cached_once_per_walks_version_score_as_the_graph_remakes_them(tmp_path, monkeypatch):
+    """query.hub_walks=cache: the walks of roots past walk_search_max_degree made once with their vectors, in the
+    user's cache; a question scores them there: the same walks, sentences and exact cosines as remaking every node's
+    walks, no walk point read and no hub's walks remade. A second reader loads the entry; a refresh makes a new one
+    (the index answers for hubs until it is ready) and removes the old."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    kg = tmp_path / "kg.txt"
+    kg.write_text("".join(f"{h}|{r}|{t}\n" for h, r, t in TRIPLES))
+    settings = ["query.node_search=dense", "query.rerank=none", "query.walk_search=graph"]
+    corpus.build_in_process(corpus.config(tmp_path, kg, settings))
+    hub_settings = [*settings, "query.walk_search_max_degree=1"]  # the directors, actors and two films: hubs
+    by_graph, cached = Retriever(corpus.config(tmp_path, kg, settings)), Retriever(corpus.config(tmp_path, kg, hub_settings))
+    made, ready = [], threading.Event()
+    ready.set()
+    real_make = hub_walks_module._make
+    monkeypatch.setattr(hub_walks_module, "_make", lambda *a: made.append(a[2]) or ready.wait(60) and real_make(*a))
+    searched: list[str] = []
+    real_search = cached.store.search
+    monkeypatch.setattr(cached.store, "search", lambda c, *a, **kw: searched.append(c) or real_search(c, *a, **kw))
+    try:
+        assert by_graph.hub_walks is None  # no root past 1,000 entries
+        cached.warm_up()  # its question starts the making and finds hubs' walks in the index; it waits for them
+        hubs = cached.hub_walks.result()
+        searched.clear()
+        labels = dict(zip(*(read_table(corpus.config(tmp_path, kg).table("entities"), ["id", "label"]).column(k).to_pylist() for k in ("id", "label"))))
+        assert len(made) == 1 and sorted(labels[r] for r in hubs.roots) == [
+            "Blonde Venus", "Josef von Sternberg", "Kismet", "Marlene Dietrich", "William Dieterle"]
+        remade: list[list[int]] = []
+        real_walks_of = cached.records.walks_of
+        monkeypatch.setattr(cached.records, "walks_of", lambda roots: remade.append(list(roots)) or real_walks_of(roots))
+        for question in ("who directed Kismet", "which films starred Marlene Dietrich", "Josef von Sternberg films"):
+            a, b = by_graph.retrieve(question, k_nodes=3, k_walks=4), cached.retrieve(question, k_nodes=3, k_walks=4)
+            assert [n.id for n in a.nodes] == [n.id for n in b.nodes]
+            assert any(n.id in set(hubs.roots.tolist()) and n.walks for n in b.nodes)
+            for x, y in zip(a.nodes, b.nodes):
+                assert [(w.walk_id, w.text, w.nodes, w.signature) for w in x.walks] == [(w.walk_id, w.text, w.nodes, w.signature) for w in y.walks]
+                assert np.allclose([w.score for w in x.walks], [w.score for w in y.walks], atol=1e-6)
+        assert cached.walks_collection not in searched and not {r for roots in remade for r in roots} & set(hubs.roots.tolist())
+
+        again = Retriever(corpus.config(tmp_path, kg, hub_settings))
+        again.warm_up()
+        assert len(made) == 1 and again.hub_walks.result().folder == hubs.folder  # loaded, not made again
+        again.close()
+
+        changes = tmp_path / "changes.txt"
+        changes.write_text("Kismet|written_by|Edward Knoblock|add\n")
+        run_refresh(corpus.config(tmp_path, kg, hub_settings), str(changes))
+        searched.clear()
+        ready.clear()  # the new entry is made only once this question has been answered
+        cached.retrieve("who wrote Kismet", k_nodes=2, k_walks=4)  # moves the records on; starts the new entry's making
+        assert cached.walks_collection in searched  # hubs' walks from the index meanwhile
+        ready.set()
+        refreshed = cached.hub_walks.result()
+        assert len(made) == 2 and refreshed.folder != hubs.folder and refreshed.folder.parent == hubs.folder.parent
+        assert not hubs.folder.exists() and [p for p in refreshed.folder.parent.iterdir() if p.is_dir()] == [refreshed.folder]
+        searched.clear()
+        shown = cached.retrieve("who wrote Kismet", k_nodes=2, k_walks=4)
+        assert cached.walks_collection not in searched and any("Edward Knoblock" in w.text for n in shown.nodes for w in n.walks)
+    finally:
+        by_graph.close()
+        cached.close()

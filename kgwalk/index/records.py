@@ -140,6 +140,24 @@ class WalkRecords:
             return None
         return self._remade.walks_of(np.unique(np.asarray(roots, np.int64)), self._labels)
 
+    @property
+    def made_from(self) -> dict[str, int] | None:
+        """The KG tables' versions the walks walks_of remakes were made from; None where it remakes none."""
+        return self._remade.versions if self._remade is not None else None
+
+    def hubs(self, max_degree: int) -> np.ndarray:
+        """The graph's nodes with more than `max_degree` adjacency entries, sorted (none where walks_of remakes none)."""
+        if self._remade is None:
+            return np.zeros(0, np.int64)
+        graph = self._remade.graph
+        return graph.node_ids[graph.degree > max_degree]
+
+    def shown(self, walks: pa.Table) -> pa.Table:
+        """Walks as walks_of made them (WALK_FIELDS and root), with their labels and sentences added again."""
+        if self._remade is None or self._labels is None:
+            raise RuntimeError("shown() needs the graph source, synced")
+        return self._remade.shown(walks, self._labels)
+
     def degrees(self, roots: Sequence[int]) -> np.ndarray | None:
         """Each root's adjacency entries in the graph its walks are remade from (0: not a node of it), what making them
         costs; None where walks_of gives none."""
@@ -211,7 +229,10 @@ class _RemadeWalks:
         w = self.cfg.walks
         roots = roots[self.nodes.mask(roots)]
         tables = list(generate_walks(self.graph, roots, self.spec, w.roots_per_batch, w.max_paths_per_batch))
-        walks = labels.attach((pa.concat_tables(tables) if tables else WALKS_SCHEMA.empty_table()).select([*WALK_FIELDS, "root"]).sort_by("walk_id"))
+        return self.shown((pa.concat_tables(tables) if tables else WALKS_SCHEMA.empty_table()).select([*WALK_FIELDS, "root"]).sort_by("walk_id"), labels)
+
+    def shown(self, walks: pa.Table, labels: LabelLookup) -> pa.Table:
+        walks = labels.attach(walks)
         text, _ = self.verbalizer.verbalize(walks)
         return walks.append_column("text", text)
 

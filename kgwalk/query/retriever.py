@@ -17,7 +17,9 @@ and a budget of walks over all nodes (query.walk_budget).
 
 from __future__ import annotations
 
+import copy
 import gc
+import sys
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -46,6 +48,7 @@ from kgwalk.storage import check_logs
 
 if TYPE_CHECKING:
     from kgwalk.query.answer_sets import AnswerSets
+    from kgwalk.query.hub_walks import HubWalks
     from kgwalk.query.lexicon import EntityLexicon, Mention
     from kgwalk.query.temporal import TemporalIndex, TimeConstraint
     from kgwalk.verbalize.template import TemplateVerbalizer
@@ -83,6 +86,7 @@ class Retriever:
         self._embedder = embedder
         self._prior_embedder: Embedder | None = None  # query.prior_encoder's, where it is not the walks' model
         self._prior_thread: ThreadPoolExecutor | None = None  # where that one encodes (see _encode)
+        self._hub_thread: ThreadPoolExecutor | None = None  # where hub walks are cached (see hub_walks)
         self._lexicon: EntityLexicon | None = None
         self._prior: Prior | None = None
         self.clock = clock
@@ -222,6 +226,12 @@ class Retriever:
         self.retrieve("warm up")
         if self.cfg.query.temporal:
             self.temporal  # noqa: B018 - built on first use
+        pending = self.hub_walks
+        if pending is not None:
+            try:
+                pending.result()
+            except OSError as e:  # a full or unwritable cache folder: the hubs' walks are searched in the index
+                print(f"[kgwalk] hub walks not cached ({e}): hubs are searched in the index", file=sys.stderr, flush=True)
 
     @classmethod
     def from_config(cls, conf: str | None = None, overrides: list[str] | None = None, **values: Any) -> Retriever:
@@ -319,6 +329,12 @@ class Retriever:
             lap("walk_records")
             found = best_walks(walks, self.embedder.encode(walks.column("text").to_pylist()) @ q, {n: roots[n] for n in scored}, fetch)
             lap("walk_search")
+        hubs, cached = self._cached_hubs([n for n in nodes if n.id not in found], roots)
+        if hubs is not None and cached:
+            walks, scores = hubs.best(q, {n: roots[n] for n in cached}, fetch)
+            lap("walk_search")
+            found |= best_walks(self.records.shown(walks), scores, {n: roots[n] for n in cached}, fetch)
+            lap("walk_records")
         searched = [n for n in nodes if n.id not in found]
         if searched:
             hits = self._walk_hits(q, {n.id: roots[n.id] for n in searched}, fetch)
@@ -326,6 +342,38 @@ class Retriever:
             found |= self._with_records(searched, hits)
             lap("walk_records")
         return {n.id: found[n.id] for n in nodes}
+
+    @property
+    def hub_walks(self) -> Future[HubWalks] | None:
+        """The hubs' walks of the walks held (query.hub_walks=cache; kgwalk/query/hub_walks.py), loaded or made on a
+        thread of their own, started on first use and again when a refresh moves the walks on; None where walks are not
+        scored from the graph, there are no hubs or they are searched in the index."""
+        conf = self.cfg.query
+        if conf.hub_walks != "cache" or not self.walks_from_graph or self.records.made_from is None:
+            return None
+
+        def start() -> Future[HubWalks] | None:
+            from kgwalk.query.hub_walks import cache_entry, load_or_make
+
+            hubs = self.records.hubs(conf.walk_search_max_degree)
+            if not len(hubs):
+                return None
+            if self._hub_thread is None:
+                self._hub_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kgwalk-hub-walks")
+            entry = cache_entry(self.cfg, self.records, self.cfg.embed.model, conf.walk_search_max_degree)
+            encoder = self._question_encoder(self.cfg.embed.model)  # its own: an encoder's word cache is not shared across threads
+            # a snapshot of the records: a refresh's sync replaces the graph and labels the copy still holds
+            return self._hub_thread.submit(load_or_make, entry, copy.copy(self.records), hubs, encoder.encode)
+
+        return self._current("hub_walks", start)
+
+    def _cached_hubs(self, nodes: list[NodeHit], roots: dict[int, list[int]]) -> tuple[HubWalks | None, list[int]]:
+        """The hub walks, where they are ready, and which of `nodes` they hold every root of."""
+        pending = self.hub_walks
+        if pending is None or not pending.done() or pending.exception() is not None:
+            return None, []
+        hubs = pending.result()
+        return hubs, [n.id for n in nodes if hubs.covers(roots[n.id])]
 
     def _from_graph(self, roots: dict[int, list[int]]) -> list[int]:
         """The nodes whose walks are scored as the graph makes them (`walks_from_graph`): where the walks held are the
@@ -407,8 +455,9 @@ class Retriever:
         return list(out.values())
 
     def close(self) -> None:
-        if self._prior_thread is not None:
-            self._prior_thread.shutdown()
+        for thread in (self._prior_thread, self._hub_thread):
+            if thread is not None:
+                thread.shutdown()
         self.store.close()
 
 
