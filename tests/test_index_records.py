@@ -166,8 +166,8 @@ def test_walks_scored_from_the_graph_rank_as_the_index_search_ranks_them(tmp_pat
     for name, retriever in (("graph", by_graph), ("mixed", mixed)):
         real_search = retriever.store.search
         monkeypatch.setattr(retriever.store, "search", lambda c, *a, real=real_search, seen=searched[name], **kw: seen.append(c) or real(c, *a, **kw))
-    real_walks_of = mixed.records.walks_of
-    monkeypatch.setattr(mixed.records, "walks_of", lambda roots: remade.append(list(roots)) or real_walks_of(roots))
+    real_made = mixed.records.made
+    monkeypatch.setattr(mixed.records, "made", lambda roots: remade.append(list(roots)) or real_made(roots))
     try:
         shown = 0
         for question in ("who directed Kismet", "which films starred Marlene Dietrich", "Shanghai Express director"):
@@ -263,8 +263,8 @@ def test_hub_walks_cached_once_per_walks_version_score_as_the_graph_remakes_them
         assert len(made) == 1 and sorted(labels[r] for r in hubs.roots) == [
             "Blonde Venus", "Josef von Sternberg", "Kismet", "Marlene Dietrich", "William Dieterle"]
         remade: list[list[int]] = []
-        real_walks_of = cached.records.walks_of
-        monkeypatch.setattr(cached.records, "walks_of", lambda roots: remade.append(list(roots)) or real_walks_of(roots))
+        real_made = cached.records.made
+        monkeypatch.setattr(cached.records, "made", lambda roots: remade.append(list(roots)) or real_made(roots))
         for question in ("who directed Kismet", "which films starred Marlene Dietrich", "Josef von Sternberg films"):
             a, b = by_graph.retrieve(question, k_nodes=3, k_walks=4), cached.retrieve(question, k_nodes=3, k_walks=4)
             assert [n.id for n in a.nodes] == [n.id for n in b.nodes]

@@ -189,6 +189,45 @@ def test_token_ids_taken_a_word_at_a_time_give_the_models_own_vectors(static_env
     assert np.array_equal(embedder.encode(texts[::-1]), got[::-1])
 
 
+def test_walk_vectors_summed_from_labels_and_phrases_are_the_models_vectors_of_their_sentences(static_env):
+    """kgwalk.query.walk_sums: a template walk's vector summed from its labels' and phrases' token sums is model2vec's
+    vector of its sentence, for every kind of label; walks whose phrase meets a label inside a word, or longer than
+    the model reads, are embedded from their sentences, and only those."""
+    import pyarrow as pa
+
+    from kgwalk.query.walk_sums import WalkSums
+    from kgwalk.verbalize.template import TemplateVerbalizer
+    from kgwalk.walks.labels import LabelLookup
+
+    from kgwalk.embed.common import unit_rows
+
+    names = ["Kismet", "Vincente Minnelli", "Café Müller (1985 film)", "東京物語", "AT&T's 2nd-best", "O'Brien", "a [UNK] b", "",
+             "word " * 700, "tab\tand\nnewline", "3.14", "Blonde Venus"]
+    relations = ["directed_by", "plays_for_country", "partner_of", "glued", "in_language"]
+    phrases = {"partner_of": ["is {}'s partner", "has partner"], "glued": ["pre{}post", "is glued to"]}
+    labels = LabelLookup(pa.table({"id": pa.array(range(100, 100 + len(names)), pa.int64()), "label": names}),
+                         pa.table({"id": pa.array([-7, 3, 5, 9, 11], pa.int64()), "label": relations}))
+    rel = dict(zip(relations, [-7, 3, 5, 9, 11]))
+    steps = [  # (nodes, relations, inverse)
+        ([100, 101], ["directed_by"], [False]), ([101, 100, 111], ["directed_by", "directed_by"], [True, False]),
+        ([102, 103, 104], ["plays_for_country", "in_language"], [False, True]), ([105, 106], ["partner_of"], [False]),
+        ([106, 107, 105], ["partner_of", "plays_for_country"], [True, True]), ([109, 110], ["in_language"], [False]),
+        ([100, 101], ["glued"], [False]), ([101, 100], ["glued"], [True]), ([100, 108], ["directed_by"], [False]), ([111], [], []),
+    ]
+    walks = pa.table({"walk_id": pa.array(range(len(steps)), pa.int64()), "kind": ["bfs"] * len(steps),
+                      "nodes": pa.array([n for n, _, _ in steps], pa.list_(pa.int64())),
+                      "rels": pa.array([[rel[r] for r in rs] for _, rs, _ in steps], pa.list_(pa.int64())),
+                      "inverse": pa.array([inv for _, _, inv in steps], pa.list_(pa.bool_()))})
+    verbalizer, embedder = TemplateVerbalizer(phrases), StaticEmbedder("static")
+    texts = verbalizer.sentences(labels.attach(walks)).to_pylist()
+    whole: list[list[int]] = []
+    got = WalkSums(embedder, labels, verbalizer).vectors(walks, lambda rows: whole.append(rows.tolist()) or [texts[r] for r in rows])
+    reference = unit_rows(np.asarray(embedder.model.encode(texts, normalize=False, use_multiprocessing=False), np.float32))
+    assert np.allclose(got, reference, atol=1e-6)
+    assert whole == [[6, 8]]  # "pre{}post" forward (its inverse phrase splits), and the label of 700 words (past the 512 tokens the model reads)
+    assert texts[3] == "O'Brien is a [UNK] b's partner." and texts[9] == "Blonde Venus."
+
+
 def test_build_and_cli_query_with_a_static_model_load_no_torch(static_env, spark, tmp_path):
     from kgwalk.index.store import collection_names, open_store
     from kgwalk.stages import run_build

@@ -222,7 +222,7 @@ class WordPieces:
         self.max_words = max_words  # the cache is emptied when it holds more
         self._ids: dict[str, list[int]] = {}
         self._specials = [t.content for t in model.tokenizer.get_added_tokens_decoder().values()]
-        self._chars = model.max_length * model.median_token_length if model.max_length else None  # model2vec's cut before tokenizing
+        self.chars = model.max_length * model.median_token_length if model.max_length else None  # model2vec's cut before tokenizing
 
     @staticmethod
     def usable(model: Any) -> bool:
@@ -232,7 +232,13 @@ class WordPieces:
                 and pre.get("type") == "BertPreTokenizer" and model.embedding.dtype in (np.float32, np.float16))
 
     def __call__(self, texts: list[str]) -> list[list[int]]:
-        texts = [t[: self._chars] for t in texts] if self._chars else list(texts)
+        cut = self.model.max_length
+        ids = self.uncut([t[: self.chars] for t in texts] if self.chars else list(texts))
+        return [row[:cut] for row in ids] if cut else ids
+
+    def uncut(self, texts: list[str]) -> list[list[int]]:
+        """The texts' ids, with no cut of their characters; one of more tokens than the model's max_length may come
+        back whole or cut to it (the tokenizer's own truncation), so a caller tells those by their count."""
         words: dict[int, list[str]] = {}
         other = []
         for i, text in enumerate(texts):
@@ -241,11 +247,9 @@ class WordPieces:
             else:
                 other.append(i)
         self._learn({w for ws in words.values() for w in ws})
-        out = dict(zip(other, self.model.tokenize([texts[i] for i in other])))
-        cut = self.model.max_length
+        out = dict(zip(other, self.model.tokenize([texts[i] for i in other]))) if other else {}
         for i, ws in words.items():
-            ids = [t for w in ws for t in self._ids[w]]
-            out[i] = ids[:cut] if cut else ids
+            out[i] = [t for w in ws for t in self._ids[w]]
         return [out[i] for i in range(len(texts))]
 
     def _learn(self, words: set[str]) -> None:
@@ -280,6 +284,25 @@ class StaticEmbedder:
             vectors = self.model.encode(texts, batch_size=self.batch_size, normalize=False, use_multiprocessing=False)
             return unit_rows(np.asarray(vectors, np.float32))
         return unit_rows(self._sums(self._pieces(texts)))
+
+    @property
+    def has_word_pieces(self) -> bool:
+        """Whether its token ids come from `WordPieces` (what token_sums needs)."""
+        return self._pieces is not None
+
+    def token_sums(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray] | None:
+        """Each text's token vectors summed and its token count, before any cut to the model's length (see `limits`);
+        None where the ids do not come from `WordPieces`. Texts that meet at whitespace or punctuation have the
+        tokens of their concatenation: the sum of their sums is its vector's direction (kgwalk/query/walk_sums.py)."""
+        if self._pieces is None:
+            return None
+        ids = self._pieces.uncut(texts)
+        return self._sums(ids), np.fromiter(map(len, ids), np.int64, len(ids))
+
+    @property
+    def limits(self) -> tuple[int | None, int | None]:
+        """(characters, tokens) past which the model cuts a text before encoding it: None, none."""
+        return (self._pieces.chars if self._pieces else None), self.model.max_length
 
     def _sums(self, ids: list[list[int]]) -> np.ndarray:
         """Each sentence's token vectors summed (its mean's direction), a sentence's alone whatever the batch."""

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pyarrow as pa
@@ -42,6 +42,9 @@ from kgwalk.state import KG_TABLES, read_state, versions
 from kgwalk.storage import read_rows, read_version, row_count
 from kgwalk.walks.graph import Graph
 from kgwalk.walks.labels import LabelLookup
+
+if TYPE_CHECKING:
+    from kgwalk.verbalize.template import TemplateVerbalizer
 
 RecordSource = Literal["memory", "graph", "tables"]
 RECORD_TABLES = ("walks", "texts", "entities", "relations")
@@ -136,9 +139,24 @@ class WalkRecords:
         """Every walk of `roots`, remade from the graph with its sentence and labels (lookup's fields, and its root),
         sorted by walk id: where the source is the graph and the walks held are the ones it makes (see sync); None
         otherwise. What a search of the walks by their sentences alone needs (query.walk_search=graph)."""
+        made = self.made(roots)
+        return None if made is None else self.shown(made)
+
+    def made(self, roots: Sequence[int]) -> pa.Table | None:
+        """walks_of's walks without their labels and sentences (WALK_FIELDS and root): `shown` adds them."""
         if self._remade is None or self._labels is None:
             return None
-        return self._remade.walks_of(np.unique(np.asarray(roots, np.int64)), self._labels)
+        return self._remade.made(np.unique(np.asarray(roots, np.int64)))
+
+    @property
+    def labels(self) -> LabelLookup | None:
+        """The labels of the versions held (None before the first sync)."""
+        return self._labels
+
+    @property
+    def verbalizer(self) -> TemplateVerbalizer | None:
+        """What makes the sentences of the walks walks_of remakes; None where it remakes none."""
+        return self._remade.verbalizer if self._remade is not None else None
 
     @property
     def made_from(self) -> dict[str, int] | None:
@@ -220,16 +238,15 @@ class _RemadeWalks:
         degrees[known] = self.graph.degree[self.graph.index_of(roots[known])]
         return degrees
 
-    def walks_of(self, roots: np.ndarray, labels: LabelLookup) -> pa.Table:
-        """Every walk of the (unique) roots, those the graph has, sorted by walk id: WALK_FIELDS, root, node_labels,
-        rel_labels and text."""
+    def made(self, roots: np.ndarray) -> pa.Table:
+        """Every walk of the (unique) roots, those the graph has, sorted by walk id: WALK_FIELDS and root."""
         from kgwalk.walks.engine import generate_walks
         from kgwalk.walks.table import WALKS_SCHEMA
 
         w = self.cfg.walks
         roots = roots[self.nodes.mask(roots)]
         tables = list(generate_walks(self.graph, roots, self.spec, w.roots_per_batch, w.max_paths_per_batch))
-        return self.shown((pa.concat_tables(tables) if tables else WALKS_SCHEMA.empty_table()).select([*WALK_FIELDS, "root"]).sort_by("walk_id"), labels)
+        return (pa.concat_tables(tables) if tables else WALKS_SCHEMA.empty_table()).select([*WALK_FIELDS, "root"]).sort_by("walk_id")
 
     def shown(self, walks: pa.Table, labels: LabelLookup) -> pa.Table:
         walks = labels.attach(walks)
@@ -238,5 +255,5 @@ class _RemadeWalks:
 
     def records(self, ids: np.ndarray, roots: np.ndarray, labels: LabelLookup) -> pa.Table:
         """Those of `ids` among the roots' walks, sorted by walk id, with their sentences."""
-        walks = self.walks_of(roots, labels)
+        walks = self.shown(self.made(roots), labels)
         return walks.filter(pc.is_in(walks.column("walk_id"), pa.array(ids))).select([*WALK_FIELDS, "text"])

@@ -38,13 +38,13 @@ import numpy as np
 import pyarrow as pa
 
 from kgwalk.config import Config
-from kgwalk.index.records import WALK_FIELDS, WalkRecords
+from kgwalk.index.records import WalkRecords
 from kgwalk.storage import user_cache
 
 FORMAT = 1  # what an entry holds; a change names new entries
 _CHUNK_WALKS = 200_000  # hub walks made, embedded and written at a time (about 250 MB of vectors and sentences)
 _ENCODE_BATCH = 8192
-Encode = Callable[[list[str]], np.ndarray]
+Encode = Callable[[pa.Table], np.ndarray]  # walks (records.made) to their vectors: kgwalk.query.walk_sums.walk_encoder
 
 
 def cache_entry(cfg: Config, records: WalkRecords, model: str, max_degree: int, root: Path | None = None) -> Path:
@@ -125,23 +125,23 @@ def _load(entry: Path) -> HubWalks | None:
 
 def _make(folder: Path, records: WalkRecords, hubs: np.ndarray, encode: Encode) -> int:
     """Write the hubs' walks, made a chunk of hubs at a time; returns their number."""
-    degrees = records.degrees(hubs)
+    degrees = records.degrees(hubs.tolist())
     assert degrees is not None
     chunk_of = np.cumsum(degrees) // _CHUNK_WALKS
     parts, rows, dim = [], 0, 0
     with open(folder / "vectors.f32", "wb") as vectors:
         for chunk in np.unique(chunk_of):
-            walks = records.walks_of(hubs[chunk_of == chunk])
+            walks = records.made(hubs[chunk_of == chunk].tolist())
             assert walks is not None
             walks = walks.sort_by([("root", "ascending"), ("walk_id", "ascending")])
-            texts = walks.column("text").to_pylist()
-            for start in range(0, len(texts), _ENCODE_BATCH):
-                batch = np.ascontiguousarray(encode(texts[start : start + _ENCODE_BATCH]), np.float32)
+            for start in range(0, walks.num_rows, _ENCODE_BATCH):
+                batch = np.ascontiguousarray(encode(walks.slice(start, _ENCODE_BATCH)), np.float32)
                 dim = batch.shape[1]
                 vectors.write(batch.tobytes())
-            parts.append(walks.select([*WALK_FIELDS, "root"]))
+            parts.append(walks)
             rows += walks.num_rows
-    table = pa.concat_tables(parts) if parts else records.walks_of([]).select([*WALK_FIELDS, "root"])  # type: ignore[union-attr]
+    table = pa.concat_tables(parts) if parts else records.made([])
+    assert table is not None
     with pa.OSFile(str(folder / "walks.arrow"), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
         writer.write_table(table)
     root_of = table.column("root").to_numpy() if rows else np.zeros(0, np.int64)

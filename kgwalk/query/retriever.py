@@ -43,6 +43,7 @@ from kgwalk.query.prior import Prior, load_prior, resolve_rerank
 from kgwalk.query.steps import (Laps, best_walks, check_request, choose_walks, ego_candidates, fetch_counts, joint_reach, names_an_entity, restrict_in_time, reward_joint_ends,
                                 topic_nodes, weak_match)
 from kgwalk.query.temporal import UNKNOWN_PENALTY
+from kgwalk.query.walk_sums import walk_encoder
 from kgwalk.state import table_folders
 from kgwalk.storage import check_logs
 
@@ -324,17 +325,16 @@ class Retriever:
         roots = {n.id: [n.id, *self._alignment()[1].get(n.id, [])] for n in nodes}
         found: dict[int, list[WalkHit]] = {}
         scored = self._from_graph(roots)
-        walks = self.records.walks_of([r for n in scored for r in roots[n]]) if scored else None
+        walks = self.records.made([r for n in scored for r in roots[n]]) if scored else None
         if walks is not None:
             lap("walk_records")
-            found = best_walks(walks, self.embedder.encode(walks.column("text").to_pylist()) @ q, {n: roots[n] for n in scored}, fetch)
+            found = best_walks(walks, self._current("walk_encoder", lambda: walk_encoder(self.embedder, self.records))(walks) @ q, {n: roots[n] for n in scored}, fetch, self.records.shown)
             lap("walk_search")
         hubs, cached = self._cached_hubs([n for n in nodes if n.id not in found], roots)
         if hubs is not None and cached:
             walks, scores = hubs.best(q, {n: roots[n] for n in cached}, fetch)
+            found |= best_walks(walks, scores, {n: roots[n] for n in cached}, fetch, self.records.shown)
             lap("walk_search")
-            found |= best_walks(self.records.shown(walks), scores, {n: roots[n] for n in cached}, fetch)
-            lap("walk_records")
         searched = [n for n in nodes if n.id not in found]
         if searched:
             hits = self._walk_hits(q, {n.id: roots[n.id] for n in searched}, fetch)
@@ -361,9 +361,11 @@ class Retriever:
             if self._hub_thread is None:
                 self._hub_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kgwalk-hub-walks")
             entry = cache_entry(self.cfg, self.records, self.cfg.embed.model, conf.walk_search_max_degree)
-            encoder = self._question_encoder(self.cfg.embed.model)  # its own: an encoder's word cache is not shared across threads
-            # a snapshot of the records: a refresh's sync replaces the graph and labels the copy still holds
-            return self._hub_thread.submit(load_or_make, entry, copy.copy(self.records), hubs, encoder.encode)
+            # its own encoder (a static one's word cache is not shared across threads), of a snapshot of the records (a
+            # refresh's sync replaces the graph and labels the copy holds)
+            records = copy.copy(self.records)
+            encode = walk_encoder(self._question_encoder(self.cfg.embed.model), records)
+            return self._hub_thread.submit(load_or_make, entry, records, hubs, encode)
 
         return self._current("hub_walks", start)
 

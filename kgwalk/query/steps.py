@@ -87,17 +87,18 @@ def fetch_counts(nodes: list[NodeHit], topics: list[NodeHit], conf: QueryConf, k
     return {n.id: wide if timed or n.id in chosen else k_walks for n in nodes}
 
 
-def best_walks(walks: pa.Table, scores: np.ndarray, roots: dict[int, list[int]], fetch: dict[int, int]) -> dict[int, list[WalkHit]]:
+def best_walks(walks: pa.Table, scores: np.ndarray, roots: dict[int, list[int]], fetch: dict[int, int],
+               shown: Callable[[pa.Table], pa.Table] = lambda records: records) -> dict[int, list[WalkHit]]:
     """Per node, its fetch[node] best-scored walks among its `roots`' (query.walk_search=graph): `walks` are records with
-    a root (kgwalk/index/records.py), `scores` their cosines with the question. Ties go to the lower walk id, as the
-    index search breaks them."""
+    a root (kgwalk/index/records.py), or walks that `shown` makes records of (only the chosen ones), `scores` their
+    cosines with the question. Ties go to the lower walk id, as the index search breaks them."""
     of_root, ids = walks.column("root").to_numpy(), walks.column("walk_id").to_numpy()
     chosen = {}
     for node, searched in roots.items():
         rows = np.flatnonzero(np.isin(of_root, searched))
         chosen[node] = rows[np.lexsort((ids[rows], -scores[rows]))][: fetch[node]]
     every = np.concatenate([np.zeros(0, np.int64), *chosen.values()])
-    records = iter(walks.take(pa.array(every)).to_pylist())  # one take: each costs Arrow calls
+    records = iter(shown(walks.take(pa.array(every))).to_pylist())  # one take: each costs Arrow calls
     return {node: [walk_hit(float(scores[r]), next(records)) for r in rows] for node, rows in chosen.items()}
 
 

@@ -60,6 +60,9 @@ class LabelLookup:
         rel_labels = self._label_lists(walks.column("rels"), self._rel_ids, self._rel_labels, "relation")
         return walks.append_column("node_labels", node_labels).append_column("rel_labels", rel_labels)
 
+    def relation_label(self, relation: int) -> str:
+        return str(self._labels_of(np.array([relation], np.int64), self._rel_ids, self._rel_labels, "relation")[0])
+
     def entity_labels(self, ids: np.ndarray) -> pa.Array:
         return self._labels_of(np.asarray(ids, np.int64), self._entity_ids, self._entity_labels, "entity")
 
