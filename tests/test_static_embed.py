@@ -187,19 +187,25 @@ def test_token_ids_taken_a_word_at_a_time_give_the_models_own_vectors(static_env
     assert all(np.array_equal(embedder.encode([text])[0], got[i]) for i, text in enumerate(texts))
     embedder._pieces.max_words = 5  # every batch overflows the cache
     assert np.array_equal(embedder.encode(texts[::-1]), got[::-1])
+    assert embedder.learn_words(pa.array(texts)) == 0  # more words than half its room: none learned
+
+    fresh = StaticEmbedder("static")  # words learned ahead (a retriever's warm-up): no tokenizer call for an ASCII text
+    ascii_texts = [t for t in texts if t.isascii() and "[" not in t and len(t) < 1000]  # (a longer one is cut inside a word)
+    assert fresh.learn_words(pa.array([*ascii_texts, None, "東京"])) > 10
+    calls: list[int] = []
+    real_tokenize = fresh.model.tokenize
+    fresh.model.tokenize = lambda batch: calls.append(len(batch)) or real_tokenize(batch)
+    assert np.array_equal(fresh.encode(ascii_texts), embedder.encode(ascii_texts)) and calls == []
 
 
 def test_walk_vectors_summed_from_labels_and_phrases_are_the_models_vectors_of_their_sentences(static_env):
     """kgwalk.query.walk_sums: a template walk's vector summed from its labels' and phrases' token sums is model2vec's
     vector of its sentence, for every kind of label; walks whose phrase meets a label inside a word, or longer than
     the model reads, are embedded from their sentences, and only those."""
-    import pyarrow as pa
-
     from kgwalk.query.walk_sums import WalkSums
     from kgwalk.verbalize.template import TemplateVerbalizer
-    from kgwalk.walks.labels import LabelLookup
-
     from kgwalk.embed.common import unit_rows
+    from kgwalk.walks.labels import LabelLookup
 
     names = ["Kismet", "Vincente Minnelli", "Café Müller (1985 film)", "東京物語", "AT&T's 2nd-best", "O'Brien", "a [UNK] b", "",
              "word " * 700, "tab\tand\nnewline", "3.14", "Blonde Venus"]

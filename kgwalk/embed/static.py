@@ -30,13 +30,16 @@ import sys
 import tempfile
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from kgwalk.embed.common import resolve_model, unit_rows
 from kgwalk.errors import KgwalkError
 from kgwalk.storage import user_cache
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 STATIC = "static"
 DEFAULT_SOURCE = "all-MiniLM-L6-v2"
@@ -252,6 +255,18 @@ class WordPieces:
             out[i] = [t for w in ws for t in self._ids[w]]
         return [out[i] for i in range(len(texts))]
 
+    def learn(self, texts: pa.Array) -> int:
+        """Cache the words of these texts' ASCII ones, up to half the cache's room; returns the words cached."""
+        words: set[str] = set()
+        room = self.max_words // 2
+        for start in range(0, len(texts), 100_000):  # joined a chunk at a time: one regex pass over each
+            chunk = [t for t in texts.slice(start, 100_000).to_pylist() if t and t.isascii() and not any(s in t for s in self._specials)]
+            words.update(_ASCII_PIECE.findall(_ASCII_CONTROL.sub("", "\n".join(chunk)).lower()))
+            if len(words) > room:
+                return 0
+        self._learn(words)
+        return len(words)
+
     def _learn(self, words: set[str]) -> None:
         """Cache the ids of those of `words` not cached yet, tokenized in one call (emptying a full cache first)."""
         unknown = words.difference(self._ids)
@@ -289,6 +304,11 @@ class StaticEmbedder:
     def has_word_pieces(self) -> bool:
         """Whether its token ids come from `WordPieces` (what token_sums needs)."""
         return self._pieces is not None
+
+    def learn_words(self, texts: pa.Array) -> int:
+        """Tokenize the words of these texts now, in one call (`WordPieces.learn`): a question's words are then found
+        in the cache. Returns the words cached (0: too many for it, or the ids do not come from WordPieces)."""
+        return self._pieces.learn(texts) if self._pieces is not None else 0
 
     def token_sums(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray] | None:
         """Each text's token vectors summed and its token count, before any cut to the model's length (see `limits`);

@@ -78,6 +78,7 @@ class EdgeStore:
         self._carried_from: str | None = None  # the live generation a refresh's writer carried its collections over from
         self._generation: str | None = None  # the one this store reads, or writes after begin()
         self._writing = False
+        self._reflects: dict[str, dict[str, Any] | None] = {}  # what the generation read was committed with, read once
 
     # -- generations ---------------------------------------------------------------------
     def live_generation(self) -> str | None:
@@ -93,7 +94,11 @@ class EdgeStore:
     def reflects(self) -> dict[str, Any] | None:
         """What the generation this store reads was committed with (the live one before the
         first read, and for a writer)."""
-        gen = self._generation if self._generation is not None and not self._writing else self.live_generation()
+        if self._generation is not None and not self._writing:  # a committed generation's manifest never changes
+            if self._generation not in self._reflects:
+                self._reflects = {self._generation: (self._generations.manifest(self._generation) or {}).get("reflects")}
+            return self._reflects[self._generation]
+        gen = self.live_generation()
         return (self._generations.manifest(gen) or {}).get("reflects") if gen else None
 
     def _read_layouts(self, generation: str) -> dict[str, Layout]:
