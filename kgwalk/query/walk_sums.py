@@ -4,10 +4,11 @@ A static model's vector of a text is the mean of its tokens' vectors (kgwalk/emb
 tokenizer splits a text at whitespace and punctuation before anything else. A template sentence (kgwalk/verbalize/
 template.py) is its nodes' labels joined by its steps' phrases: `A p1 B, which p2 C.`. Where every label meets a
 phrase at whitespace or punctuation, the sentence's tokens are its parts' tokens, so its vector's direction is the
-sum of its parts' token sums: each distinct label and phrase of a question's walks is tokenized once, and each walk
-is a few row sums. On the 10M-edge KG that took a question's walk scoring from 5.8 to 4.2 ms (bench/results/
-query_scale_10m_walk_sums.md): no sentence is made but the shown ones', and a label in twenty walks is tokenized
-once. The vectors are the model's own within float rounding (tests/test_static_embed.py).
+sum of its parts' token sums: each distinct label and phrase of a question's walks is tokenized once, each walk is
+a few row sums, and no sentence is made but the shown ones'. On the 10M-edge KG a question's walk phases took 9.5 ms
+with their sentences embedded, 9.1 summed, and 6.5-6.7 with every label's words tokenized at the warm-up as well
+(bench/results/query_scale_10m_walk_sums.md, query_scale_10m_warm_words_*.md). The vectors are the model's own
+within float rounding (tests/test_static_embed.py).
 
 A walk whose phrase meets a label inside a word (a phrase map's `x{}y`), or that is longer than the model reads
 (its characters or tokens past the model's cut), is embedded from its sentence instead.
