@@ -180,7 +180,8 @@ def test_token_ids_taken_a_word_at_a_time_give_the_models_own_vectors(static_env
     embedder = StaticEmbedder("static")
     assert embedder._pieces is not None  # MiniLM's BERT tokenizer
     texts = [*SENTENCES, "", "   ", "Café Müller (1985 film) — 東京物語", "x" * 3000, "a\x00b\tc\nd\x7fe", "word " * 700, "a [UNK] b [PAD] c",
-             "AT&T's 2nd-best (film)!", "e.g. U.S.A. ~#1", "y" * 150, "Kismet directed by William Dieterle, which directed The Devil and Daniel Webster"]
+             "AT&T's 2nd-best (film)!", "e.g. U.S.A. ~#1", "y" * 150, "Olène Ashaett (actor)", "Ñandú in São Tomé, naïve FAÇADE",
+             "Zoë [ÚNK] x", "Ærø ßtraße đ", "é" * 3000, "Kismet directed by William Dieterle, which directed The Devil and Daniel Webster"]
     reference = unit_rows(np.asarray(embedder.model.encode(texts, normalize=False, use_multiprocessing=False), np.float32))
     got = embedder.encode(texts)
     assert np.allclose(got, reference, atol=1e-6)
