@@ -296,3 +296,28 @@ def test_hub_walks_cached_once_per_walks_version_score_as_the_graph_remakes_them
     finally:
         by_graph.close()
         cached.close()
+
+
+def test_hub_walks_that_cannot_be_cached_are_one_line_and_hubs_are_searched_in_the_index(tmp_path, monkeypatch, capfd):
+    """A cache folder that cannot be made (here a file stands where it would go): the warm-up says so in one line, and
+    hubs' walks come from the index, as query.hub_walks=index finds them."""
+    blocked = tmp_path / "cache"
+    blocked.write_text("a file, not a folder")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocked))
+    kg = tmp_path / "kg.txt"
+    kg.write_text("".join(f"{h}|{r}|{t}\n" for h, r, t in TRIPLES))
+    settings = ["query.node_search=dense", "query.rerank=none", "query.walk_search=graph", "query.walk_search_max_degree=1"]
+    corpus.build_in_process(corpus.config(tmp_path, kg, settings))
+    cached, by_index = (Retriever(corpus.config(tmp_path, kg, [*settings, f"query.hub_walks={h}"])) for h in ("cache", "index"))
+    try:
+        cached.warm_up()
+        assert capfd.readouterr().err.count("hub walks not cached") == 1
+        searched: list[str] = []
+        real_search = cached.store.search
+        monkeypatch.setattr(cached.store, "search", lambda c, *a, **kw: searched.append(c) or real_search(c, *a, **kw))
+        a, b = cached.retrieve("who directed Kismet", k_nodes=3, k_walks=4), by_index.retrieve("who directed Kismet", k_nodes=3, k_walks=4)
+        assert cached.walks_collection in searched
+        assert [[w.walk_id for w in n.walks] for n in a.nodes] == [[w.walk_id for w in n.walks] for n in b.nodes]
+    finally:
+        cached.close()
+        by_index.close()
