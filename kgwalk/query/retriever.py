@@ -334,7 +334,8 @@ class Retriever:
         walks = self.records.made([r for n in scored for r in roots[n]]) if scored else None
         if walks is not None:
             lap("walk_records")
-            found = best_walks(walks, self._current("walk_encoder", lambda: walk_encoder(self.embedder, self.records))(walks) @ q, {n: roots[n] for n in scored}, fetch, self.records.shown)
+            encode = self._current("walk_encoder", lambda: walk_encoder(self.embedder, self.records))
+            found = best_walks(walks, encode(walks) @ q, {n: roots[n] for n in scored}, fetch, self.records.shown)
             lap("walk_search")
         hubs, cached = self._cached_hubs([n for n in nodes if n.id not in found], roots)
         if hubs is not None and cached:

@@ -27,23 +27,21 @@ from kgwalk.embed.common import unit_rows
 from kgwalk.embed.model import Embedder
 from kgwalk.embed.static import StaticEmbedder
 from kgwalk.index.records import WalkRecords
-from kgwalk.verbalize.template import TemplateVerbalizer, around
+from kgwalk.verbalize.template import END, FIRST_STEP, LATER_STEP, TemplateVerbalizer, around
 from kgwalk.walks.labels import LabelLookup
 
 # where a phrase may meet a label: the tokenizer splits there ("[" and "]" could close a special token's text)
 _SPLITS = frozenset(string.whitespace + string.punctuation) - {"[", "]"}
-_FIRST, _LATER = " ", ", which "  # what precedes a walk's first step and each later one (TemplateVerbalizer.sentence)
-_END = "."
 
 
 class WalkSums:
     """Vectors of template walks (WALK_FIELDS) for one set of labels and phrases, as `embedder.encode` gives their
-    sentences; `texts(walks)` makes the sentences of those it cannot sum."""
+    sentences."""
 
     def __init__(self, embedder: StaticEmbedder, labels: LabelLookup, verbalizer: TemplateVerbalizer) -> None:
         self.embedder, self.labels, self.verbalizer = embedder, labels, verbalizer
         self._steps: dict[tuple[int, bool, bool], tuple[np.ndarray, int, int, bool]] = {}  # (relation, inverse, first) -> its parts
-        end = self._sums([_END])
+        end = self._sums([END])
         self._end = end[0][0], int(end[1][0])
 
     def _sums(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -73,7 +71,7 @@ class WalkSums:
 
         sums = _segment_sums(label_sums[node_row], node_counts) + _segment_sums(step_sums[step_row], step_counts) + self._end[0]
         tokens = _segment_sums(label_tokens[node_row], node_counts) + _segment_sums(step_tokens[step_row], step_counts) + self._end[1]
-        chars = _segment_sums(label_chars[node_row], node_counts) + _segment_sums(step_chars[step_row], step_counts) + len(_END)
+        chars = _segment_sums(label_chars[node_row], node_counts) + _segment_sums(step_chars[step_row], step_counts) + len(END)
         whole = _segment_sums(~step_splits[step_row], step_counts) > 0
         max_chars, max_tokens = self.embedder.limits
         whole |= (chars > max_chars) if max_chars else False
@@ -90,7 +88,7 @@ class WalkSums:
         key = (relation, inverse, first)
         if key not in self._steps:
             before, after = around(self.verbalizer.phrase(self.labels.relation_label(relation), inverse))
-            lead = (_FIRST if first else _LATER) + before
+            lead = (FIRST_STEP if first else LATER_STEP) + before
             sums, tokens = self._sums([lead + " " + after])  # the space: the two sides meet no word of each other
             splits = lead[-1] in _SPLITS and (not after or after[0] in _SPLITS)
             self._steps[key] = (sums[0], int(tokens[0]), len(lead) + len(after), splits)

@@ -16,6 +16,8 @@ import pyarrow.compute as pc
 from kgwalk.errors import KgwalkError
 from kgwalk.kg.relations import relation_words, without_inverse_marker
 
+# What a sentence puts before its first step's phrase, before each later one's, and at its end (`A p1 B, which p2 C.`)
+FIRST_STEP, LATER_STEP, END = " ", ", which ", "."
 _PREPOSITIONS = frozenset(("by", "in", "of", "to", "for", "from", "with", "on", "at", "into", "as", "about", "under", "within"))
 _COPULAS = frozenset(("is", "was", "are", "were"))
 # Irregular participles -> their past tense ("written by" inverts to "wrote"); regular ones are equal.
@@ -124,8 +126,8 @@ class TemplateVerbalizer:
         text = node_labels[0]
         for i, (rel, inv) in enumerate(zip(rel_labels, inverse)):
             before, after = around(self.phrase(rel, inv))
-            text += (" " if i == 0 else ", which ") + before + node_labels[i + 1] + after
-        return text + "."
+            text += (FIRST_STEP if i == 0 else LATER_STEP) + before + node_labels[i + 1] + after
+        return text + END
 
     def verbalize(self, walks: pa.Table) -> tuple[pa.Array, pa.Array]:
         sentences = self.sentences(walks)
@@ -152,8 +154,8 @@ class TemplateVerbalizer:
         step_phrase = pa.array(encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64) * 2 + inverse)
         befores, afters = (pa.array([a[side] for a in phrase_parts], pa.string()).take(step_phrase) for side in (0, 1))
         step_in_walk = np.arange(len(inverse)) - np.repeat(np.cumsum(step_counts) - step_counts, step_counts)
-        prefixes = pa.array(np.where(step_in_walk == 0, " ", ", which "), pa.string())
+        prefixes = pa.array(np.where(step_in_walk == 0, FIRST_STEP, LATER_STEP), pa.string())
         pieces = pc.binary_join_element_wise(prefixes, befores, next_labels, afters, "")
         offsets = np.concatenate([[0], np.cumsum(step_counts)]).astype(np.int32)
         rests = pc.binary_join(pa.ListArray.from_arrays(pa.array(offsets), pieces), "")
-        return pc.binary_join_element_wise(node_values.take(pa.array(firsts)), rests, ".", "")
+        return pc.binary_join_element_wise(node_values.take(pa.array(firsts)), rests, END, "")
