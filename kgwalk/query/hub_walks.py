@@ -83,7 +83,10 @@ class HubWalks:
             scores = self.vectors[rows] @ q
             chosen.append(rows[np.lexsort((self._walk_ids[rows], -scores))][: fetch[node]])
         rows = np.unique(np.concatenate([np.zeros(0, np.int64), *chosen]))
-        return self.walks.take(pa.array(rows)), self.vectors[rows] @ q
+        # row slices, not take: Arrow's take over the mapped file's 22 record batches cost 26-31 ms at 10M edges
+        # (it resolves the indices against every chunk), 20 slices 0.2 ms
+        walks = pa.concat_tables([self.walks.slice(int(row), 1) for row in rows]) if len(rows) else self.walks.slice(0, 0)
+        return walks.combine_chunks(), self.vectors[rows] @ q
 
 
 def load_or_make(entry: Path, records: WalkRecords, hubs: np.ndarray, encode: Encode) -> HubWalks:
