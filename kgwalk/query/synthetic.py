@@ -60,7 +60,7 @@ class SyntheticPrior:
                     self.centers[form] = vectors.mean(axis=0)
         self.word_vectors: dict[str, np.ndarray] = {}
         self.path_words: dict[str, list[list[str]]] = {}  # per path, the words of each reading from the answer
-        self.step_words: dict[str, list[list[list[str]]]] = {}  # per path and step, the words of each verbalizer's phrases
+        self.step_words: dict[str, list[list[str]]] = {}  # per step, the words of each verbalizer's phrases
         self.relations_of: dict[str, list[str]] = {}  # per word of a relation phrase (both ways, every verbalizer), its relations
         self.relations_read: set[str] = set()  # the relations whose words relations_of holds
         self.word_relations: dict[str, dict[str, frozenset[str]]] = {}  # per question word, its relation_word_matches
@@ -165,12 +165,13 @@ class SyntheticPrior:
             self.path_words[sig] = [words_of(q) for q in self.questions[sig][::2]]  # the readings from the answer
         return self.path_words[sig]
 
-    def _steps_words(self, sig: str) -> list[list[list[str]]]:
-        if sig not in self.step_words:
-            rels, inverse = parse_signature(sig)
+    def _step_words(self, step: str) -> list[list[str]]:
+        """The words of a step's (a signature's `relation>` or `<relation`) phrases, each verbalizer's."""
+        if step not in self.step_words:
+            (relation,), (inverse,) = parse_signature(step)
             # the relation's phrases both ways: "are written by who" asks by the relation a step reads as "wrote" from its answer
-            self.step_words[sig] = [[phrase_words(r, i, v) for v in self.verbalizers] for r, i in zip(rels, inverse)]
-        return self.step_words[sig]
+            self.step_words[step] = [phrase_words(relation, inverse, v) for v in self.verbalizers]
+        return self.step_words[step]
 
     def _matches(self, vocabulary: list[str], asked: list[str], *, compounds: bool = False) -> np.ndarray:
         """(vocabulary, asked): how well each path word matches each question word: the cosine of their word
@@ -198,8 +199,9 @@ class SyntheticPrior:
         among the words of the step's relation phrases, both ways (the better verbalizer's); 0 for a question without
         a wh-word, and no gain for a path more than query.synthetic.focus_slack steps longer than `expected_hops`."""
         weights = focus_weights(masked_question, self.settings.focus_decay)
-        steps = [self._steps_words(s) for s in sigs]
-        vocabulary = list(dict.fromkeys(w for path in steps for step in path for words in step for w in words))
+        paths = [sig.split("|") for sig in sigs]
+        steps = {step: self._step_words(step) for path in paths for step in path}
+        vocabulary = list(dict.fromkeys(w for phrases in steps.values() for words in phrases for w in words))
         if not weights or not vocabulary:
             return np.zeros(len(sigs))
         asked = list(weights)
@@ -207,12 +209,13 @@ class SyntheticPrior:
         # compounds: the wh-phrase often names the answer by a role noun ("who are the screenwriters ...") that only its
         # last part ties to the relation's verb ("written"); coverage, which every word of the question feeds, stays strict
         match = dict(zip(vocabulary, self._matches(vocabulary, asked, compounds=True)))
-        focus = [[max((float(weight @ np.max([match[w] for w in words], axis=0)) for words in step if words), default=0.0)
-                  for step in path] for path in steps]
-        relative = np.array([per_step[-1] - np.mean(per_step) for per_step in focus])
+        # a step matches the same in every path it is in: once per distinct step, not per path and step
+        focus = {step: max((float(weight @ np.max([match[w] for w in words], axis=0)) for words in phrases if words), default=0.0)
+                 for step, phrases in steps.items()}
+        relative = np.array([focus[path[-1]] - np.mean([focus[step] for step in path]) for path in paths])
         # what the focus tells is the answer's relation, not the length: a path more than focus_slack steps longer than the
         # question asks for gains nothing ("what was the release year of E": E's director's other films' years end in it too)
-        too_long = np.array([len(path) for path in steps]) - self.expected_hops(masked_question) > self.settings.focus_slack
+        too_long = np.array([len(path) for path in paths]) - self.expected_hops(masked_question) > self.settings.focus_slack
         return np.where(too_long, np.minimum(relative, 0.0), relative)
 
     def answer_types(self, sigs: list[str], masked_question: str, walks: Sequence[WalkHit]) -> np.ndarray:
