@@ -19,20 +19,31 @@ from kgwalk.kg.relations import inverse_relation_pairs
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
+_S27, _S30, _S31 = np.uint64(27), np.uint64(30), np.uint64(31)
 
 
 def mix64(x: np.ndarray) -> np.ndarray:
-    """splitmix64 finalizer over a uint64 array (wrapping arithmetic is intended)."""
-    with np.errstate(over="ignore"):
-        z = x + _GOLDEN
-        z = (z ^ (z >> np.uint64(30))) * _M1
-        z = (z ^ (z >> np.uint64(27))) * _M2
-        return z ^ (z >> np.uint64(31))
+    """splitmix64 finalizer over a uint64 array (wrapping arithmetic is intended: array arithmetic wraps without a
+    warning, where a NumPy scalar's would warn)."""
+    return _mixed(x + _GOLDEN)
 
 
 def fold64(h: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Fold a column of int64/uint64 values into running hashes."""
-    return mix64(h ^ values.astype(np.int64).view(np.uint64))
+    z = h ^ values.astype(np.int64, copy=False).view(np.uint64)
+    z += _GOLDEN
+    return _mixed(z)
+
+
+def _mixed(z: np.ndarray) -> np.ndarray:
+    """mix64's rounds, in place on a fresh array: a question hashes its walks in a few dozen calls on short arrays,
+    where each temporary array costs as much as the arithmetic."""
+    z ^= z >> _S30
+    z *= _M1
+    z ^= z >> _S27
+    z *= _M2
+    z ^= z >> _S31
+    return z
 
 
 def _pairs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
