@@ -1,0 +1,124 @@
+"""Two source trees' warm retrieval, question by question in turn (a code change's latency, issue 45).
+
+    .venv/bin/python bench/query_ab.py --baseline /tmp/wt-base --candidate . --warehouse /tmp/scale10m \\
+        --name synth --report query_ab_10m
+
+Runs of one code differ by up to 2.4 ms at p50 on the 2-core machine (bench/results/query_scale_10m_*), as
+much as a change is worth. So the two trees answer from two processes held side by side, each after its own
+warm-up, and take turns: question i goes to A then B, question i+1 to B then A (whichever goes second finds
+the pages the first read). Both see the same machine at the same moment; the paired ratio per question and
+each phase's p50 and p99 are reported side by side. Each answer's shown walks are compared: a change meant to
+be faster only must show the same walks for every question.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+from common import HEAVY_LOCK
+from report import git_head, save_report
+
+# A worker: one tree's retriever, answering one question per stdin line (JSON), one JSON line back.
+WORKER = r"""
+import json, sys, time
+from kgwalk.query import Retriever
+from kgwalk.query import retriever as module
+r = Retriever.from_config(None, json.loads(sys.argv[1]), warehouse=sys.argv[2], name=sys.argv[3])
+r.warm_up()
+print(json.dumps({"ready": True}), flush=True)
+with module.long_lived_frozen():
+    for line in sys.stdin:
+        question = json.loads(line)
+        start = time.perf_counter()
+        found = r.retrieve(question)
+        ms = (time.perf_counter() - start) * 1000
+        shown = [[w.walk_id, round(w.score, 5)] for n in found.nodes for w in n.walks]
+        print(json.dumps({"ms": ms, "phases": found.timings_ms, "shown": shown}), flush=True)
+"""
+
+
+class Worker:
+    def __init__(self, tree: Path, settings: list[str], warehouse: str, name: str) -> None:
+        env = {**os.environ, "PYTHONPATH": str(tree.resolve()), "HF_HUB_OFFLINE": "1"}
+        self.proc = subprocess.Popen([sys.executable, "-c", WORKER, json.dumps(settings), warehouse, name], cwd=tree, env=env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.tree = tree
+
+    def ready(self) -> None:
+        assert self.proc.stdout is not None
+        if json.loads(self.proc.stdout.readline() or "{}").get("ready") is not True:
+            raise SystemExit(f"the worker of {self.tree} did not start")
+
+    def ask(self, question: str) -> dict:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps(question) + "\n")
+        self.proc.stdin.flush()
+        return json.loads(self.proc.stdout.readline())
+
+    def close(self) -> None:
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        self.proc.wait(timeout=120)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--baseline", type=Path, required=True, help="a source tree (a git worktree of the commit to compare against)")
+    p.add_argument("--candidate", type=Path, default=Path(__file__).resolve().parents[1])
+    p.add_argument("--warehouse", required=True)
+    p.add_argument("--name", default="synth")
+    p.add_argument("--questions", type=Path, help="question<TAB>answer lines (default: <warehouse>/<name>-questions.txt)")
+    p.add_argument("--limit", type=int, default=1000)
+    p.add_argument("--warm", type=int, default=50, help="questions each worker answers before timing")
+    p.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE", help="a setting for both trees")
+    p.add_argument("--report", default="query_ab")
+    args = p.parse_args()
+    qfile = args.questions or Path(args.warehouse) / f"{args.name}-questions.txt"
+    questions = [line.split("\t")[0].replace("[", "").replace("]", "") for line in qfile.read_text(encoding="utf-8").splitlines()]
+    settings = [a for kv in args.settings for a in ("--set", kv)]
+    trees = {"baseline": args.baseline, "candidate": args.candidate}
+    with open(HEAVY_LOCK, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        workers = {label: Worker(tree, settings, args.warehouse, args.name) for label, tree in trees.items()}
+        for w in workers.values():  # loaded one after the other: two warm-ups at once would share the cores
+            w.ready()
+            for q in questions[: args.warm]:
+                w.ask(q)
+        answers: dict[str, list[dict]] = {label: [] for label in workers}
+        for i, q in enumerate(questions[: args.limit]):
+            for label in (list(workers) if i % 2 == 0 else list(workers)[::-1]):
+                answers[label].append(workers[label].ask(q))
+        for w in workers.values():
+            w.close()
+
+    ms = {label: np.array([a["ms"] for a in got]) for label, got in answers.items()}
+    ratio = ms["candidate"] / ms["baseline"]
+    differ = sum(a["shown"] != b["shown"] for a, b in zip(answers["baseline"], answers["candidate"]))
+    phases = list(dict.fromkeys(ph for got in answers.values() for a in got for ph in a["phases"]))
+    pct = lambda label, phase, q: float(np.percentile([a["phases"].get(phase, 0.0) for a in answers[label]], q))  # noqa: E731
+    body = [f"{len(ratio)} questions, each asked of both trees in turn (ABBA); ms.", "",
+            "| | baseline p50 | candidate p50 | baseline p99 | candidate p99 |", "|---|---:|---:|---:|---:|",
+            "| retrieval (wall) | " + f"{np.percentile(ms['baseline'], 50):.2f} | {np.percentile(ms['candidate'], 50):.2f} | "
+            f"{np.percentile(ms['baseline'], 99):.2f} | {np.percentile(ms['candidate'], 99):.2f} |"]
+    body += [f"| {ph} | {pct('baseline', ph, 50):.2f} | {pct('candidate', ph, 50):.2f} | {pct('baseline', ph, 99):.2f} | {pct('candidate', ph, 99):.2f} |"
+             for ph in phases]
+    body += ["", f"- candidate / baseline, per question: median {np.median(ratio):.3f}, mean {ratio.mean():.3f}",
+             f"- p50 ratio {np.percentile(ms['candidate'], 50) / np.percentile(ms['baseline'], 50):.3f}, "
+             f"p99 ratio {np.percentile(ms['candidate'], 99) / np.percentile(ms['baseline'], 99):.3f}",
+             f"- questions whose shown walks or scores differ: {differ} of {len(ratio)}"]
+    print("\n".join(body), flush=True)
+    save_report(args.report, "Warm retrieval, two source trees in turn", [
+        f"- KG: {args.name} in {args.warehouse}; questions: {qfile}",
+        f"- baseline: {args.baseline} at {git_head(args.baseline)}; candidate: {args.candidate} at {git_head(args.candidate)}",
+        f"- settings: {', '.join(args.settings) or 'the defaults'}"], body)
+
+
+if __name__ == "__main__":
+    main()
