@@ -46,6 +46,7 @@ VectorStorage = Literal["auto", "always", "never"]
 NodeSearch = Literal["dense", "hybrid"]
 Rerank = Literal["auto", "none", "paths", "synthetic"]
 QuestionEncoder = Literal["onnx", "torch"]
+PriorPrecision = Literal["float32", "int8"]
 QueryMode = Literal["walks", "ego"]
 WalkRecordSource = Literal["auto", "memory", "graph", "tables"]
 WalkSearch = Literal["auto", "index", "graph"]
@@ -364,6 +365,9 @@ class QueryConf:
                                          "questions, the examples `kgwalk fit-paths` fits): auto (a static embed.model's source "
                                          "transformer, all-MiniLM-L6-v2 for static; else the embed model) | embed | a "
                                          "sentence-transformers model, run as `encoder` says.")
+    prior_precision: PriorPrecision = setting("float32", "The prior encoder's weights, where it is a transformer of its own (not "
+                                                         "embed.model): float32 | int8 "
+                                                         "(ONNX Runtime's int8 weights and activations, CPU).")
     temporal: bool = setting(True, "A time expression in the question (\"in 1994\", \"before 2000\", \"the 90s\") keeps the walks whose "
                                    "year-valued nodes are in range (kgwalk/query/temporal.py; bench/results/temporal.md); false: the "
                                    "question as it is.")

@@ -135,6 +135,7 @@ class OnnxEmbedder:
         self.tokenizer = _fast_tokenizer(folder, self.max_length)
         self.batch_size = batch_size
         self.name = model
+        self.precision = "int8" if int8 else "float32"  # part of what names its cached vectors (encoder_identity)
         width = self.session.get_outputs()[0].shape[-1]  # the export's vector width; the model's hidden size where left symbolic
         self.dim = width if isinstance(width, int) else int(json.loads((folder / "config.json").read_text())["hidden_size"])
 

@@ -106,17 +106,18 @@ class Retriever:
             self._embedder = self._question_encoder(self.cfg.embed.model)
         return self._embedder
 
-    def _question_encoder(self, model: str, *, threads: int = 0) -> Embedder:
-        """`threads`: ONNX Runtime's CPU threads (0: one a core; PyTorch's are the process's, left as they are)."""
+    def _question_encoder(self, model: str, *, threads: int = 0, int8: bool = False) -> Embedder:
+        """`threads`: ONNX Runtime's CPU threads (0: one a core; PyTorch's are the process's, left as they are); `int8`:
+        int8 weights on ONNX Runtime (a prior's: query.prior_precision)."""
         e = self.cfg.embed
         # a static model is its own fast question encoder: no torch, no ONNX Runtime
         transformer = not (model.startswith("hashing-") or is_static(model))
         if self.cfg.query.encoder == "onnx" and e.device == "cpu" and transformer:
             from kgwalk.embed.onnx import OnnxEmbedder
 
-            return OnnxEmbedder(model, threads=threads, spinning=False)
-        # int8 is a throughput trade for the corpus; one question at a time gains nothing from it
-        return make_embedder(model, e.device, precision="float32" if e.precision == "int8" else e.precision)
+            return OnnxEmbedder(model, threads=threads, int8=int8, spinning=False)
+        # the corpus's int8 is a throughput trade; one question at a time gains nothing from it
+        return make_embedder(model, e.device, precision="int8" if int8 else "float32" if e.precision == "int8" else e.precision)
 
     @functools.cached_property
     def prior_model(self) -> str:
@@ -136,7 +137,8 @@ class Retriever:
         if self._prior_embedder is None:
             # it encodes on a thread of its own while the question's thread searches (see _encode): all cores but that
             # one, which it would otherwise slow (10M edges, 2 cores: p50 5% lower with one thread than two)
-            self._prior_embedder = self._question_encoder(self.prior_model, threads=max(1, (os.cpu_count() or 1) - 1))
+            self._prior_embedder = self._question_encoder(self.prior_model, threads=max(1, (os.cpu_count() or 1) - 1),
+                                                          int8=self.cfg.query.prior_precision == "int8")
         return self._prior_embedder
 
     @property
