@@ -1,7 +1,7 @@
 """Two source trees' warm retrieval, question by question in turn (a code change's latency, issue 45).
 
     .venv/bin/python bench/query_ab.py --baseline /tmp/wt-base --candidate . --warehouse /tmp/scale10m \\
-        --name synth --report query_ab_10m
+        --name synth --report query_ab_10m [--candidate-set KEY=VALUE]
 
 Runs of one code differ by up to 2.4 ms at p50 on the 2-core machine (bench/results/query_scale_10m_*), as
 much as a change is worth. So the two trees answer from two processes held side by side, each after its own
@@ -39,7 +39,7 @@ with module.long_lived_frozen():
         start = time.perf_counter()
         found = r.retrieve(question)
         ms = (time.perf_counter() - start) * 1000
-        shown = [[w.walk_id, round(w.score, 5)] for n in found.nodes for w in n.walks]
+        shown = [[w.walk_id, w.score] for n in found.nodes for w in n.walks]
         print(json.dumps({"ms": ms, "phases": found.timings_ms, "shown": shown}), flush=True)
 """
 
@@ -78,15 +78,17 @@ def main() -> None:
     p.add_argument("--limit", type=int, default=1000)
     p.add_argument("--warm", type=int, default=50, help="questions each worker answers before timing")
     p.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE", help="a setting for both trees")
+    p.add_argument("--candidate-set", dest="candidate_settings", action="append", default=[], metavar="KEY=VALUE",
+                   help="a setting for the candidate alone (with --baseline the same tree: a setting's cost)")
     p.add_argument("--report", default="query_ab")
     args = p.parse_args()
     qfile = args.questions or Path(args.warehouse) / f"{args.name}-questions.txt"
     questions = [line.split("\t")[0].replace("[", "").replace("]", "") for line in qfile.read_text(encoding="utf-8").splitlines()]
-    settings = [a for kv in args.settings for a in ("--set", kv)]
-    trees = {"baseline": args.baseline, "candidate": args.candidate}
+    flags = lambda pairs: [a for kv in pairs for a in ("--set", kv)]  # noqa: E731
+    trees = {"baseline": (args.baseline, flags(args.settings)), "candidate": (args.candidate, flags(args.settings + args.candidate_settings))}
     with open(HEAVY_LOCK, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        workers = {label: Worker(tree, settings, args.warehouse, args.name) for label, tree in trees.items()}
+        workers = {label: Worker(tree, settings, args.warehouse, args.name) for label, (tree, settings) in trees.items()}
         for w in workers.values():  # loaded one after the other: two warm-ups at once would share the cores
             w.ready()
             for q in questions[: args.warm]:
@@ -100,7 +102,9 @@ def main() -> None:
 
     ms = {label: np.array([a["ms"] for a in got]) for label, got in answers.items()}
     ratio = ms["candidate"] / ms["baseline"]
-    differ = sum(a["shown"] != b["shown"] for a, b in zip(answers["baseline"], answers["candidate"]))
+    pairs = list(zip(answers["baseline"], answers["candidate"]))
+    other_walks = sum([w for w, _ in a["shown"]] != [w for w, _ in b["shown"]] for a, b in pairs)
+    score_gap = max((abs(x - y) for a, b in pairs if [w for w, _ in a["shown"]] == [w for w, _ in b["shown"]] for (_, x), (_, y) in zip(a["shown"], b["shown"])), default=0.0)
     phases = list(dict.fromkeys(ph for got in answers.values() for a in got for ph in a["phases"]))
     pct = lambda label, phase, q: float(np.percentile([a["phases"].get(phase, 0.0) for a in answers[label]], q))  # noqa: E731
     body = [f"{len(ratio)} questions, each asked of both trees in turn (ABBA); ms.", "",
@@ -112,12 +116,13 @@ def main() -> None:
     body += ["", f"- candidate / baseline, per question: median {np.median(ratio):.3f}, mean {ratio.mean():.3f}",
              f"- p50 ratio {np.percentile(ms['candidate'], 50) / np.percentile(ms['baseline'], 50):.3f}, "
              f"p99 ratio {np.percentile(ms['candidate'], 99) / np.percentile(ms['baseline'], 99):.3f}",
-             f"- questions whose shown walks or scores differ: {differ} of {len(ratio)}"]
+             f"- questions whose shown walks differ (or their order): {other_walks} of {len(ratio)}; "
+             f"the largest score difference of a shown walk where they do not: {score_gap:.2g}"]
     print("\n".join(body), flush=True)
     save_report(args.report, "Warm retrieval, two source trees in turn", [
         f"- KG: {args.name} in {args.warehouse}; questions: {qfile}",
         f"- baseline: {args.baseline} at {git_head(args.baseline)}; candidate: {args.candidate} at {git_head(args.candidate)}",
-        f"- settings: {', '.join(args.settings) or 'the defaults'}"], body)
+        f"- settings: {', '.join(args.settings) or 'the defaults'}; the candidate's own: {', '.join(args.candidate_settings) or 'none'}"], body)
 
 
 if __name__ == "__main__":

@@ -114,6 +114,28 @@ def test_a_static_kg_from_the_shell(seeded_static_cache, tmp_path, monkeypatch):
     assert {"model2vec", "onnxruntime"} <= imported and not imported & {"torch", "transformers", "sentence_transformers"}
 
 
+def test_the_priors_own_encoder_leaves_a_core_to_the_question_and_may_be_int8(seeded_static_cache, tmp_path, monkeypatch):
+    from kgwalk.embed.onnx import OnnxEmbedder
+    from kgwalk.query.corpus_paths import encoder_identity
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(seeded_static_cache))
+    kg = tmp_path / "kg.txt"
+    kg.write_text("".join(f"{h}|{r}|{t}\n" for h, r, t in KG))
+    corpus.build_in_process(corpus.config(tmp_path, kg, ["embed.model=static"]))
+    found = {}
+    for precision in ("float32", "int8"):
+        retriever = Retriever(corpus.config(tmp_path, kg, ["embed.model=static", f"query.prior_precision={precision}"]))
+        encoder = retriever.prior_embedder
+        assert isinstance(encoder, OnnxEmbedder) and encoder.precision == precision
+        # it encodes while the question's thread searches: all cores but that one
+        assert encoder.session.get_session_options().intra_op_num_threads == max(1, (os.cpu_count() or 1) - 1)
+        got = retriever.retrieve("who directed Kismet?")
+        assert got.best is not None
+        found[precision] = encoder_identity(encoder, retriever.prior_model), got.nodes[0].label, got.best.walk_id
+    assert found["float32"][0] != found["int8"][0]  # the prior's path vectors are cached apart
+    assert found["float32"][1:] == found["int8"][1:] and found["int8"][1] == "Kismet"
+
+
 def test_a_kg_without_state_is_not_checked(tmp_path):
     # nothing recorded (the state table is what every build writes): nothing to refuse
     from kgwalk.query.built_with import check_embed_model, recorded_fingerprint
