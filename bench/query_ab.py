@@ -84,8 +84,7 @@ def main() -> None:
     args = p.parse_args()
     qfile = args.questions or Path(args.warehouse) / f"{args.name}-questions.txt"
     questions = [line.split("\t")[0].replace("[", "").replace("]", "") for line in qfile.read_text(encoding="utf-8").splitlines()]
-    flags = lambda pairs: [a for kv in pairs for a in ("--set", kv)]  # noqa: E731
-    trees = {"baseline": (args.baseline, flags(args.settings)), "candidate": (args.candidate, flags(args.settings + args.candidate_settings))}
+    trees = {"baseline": (args.baseline, args.settings), "candidate": (args.candidate, args.settings + args.candidate_settings)}
     with open(HEAVY_LOCK, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         workers = {label: Worker(tree, settings, args.warehouse, args.name) for label, (tree, settings) in trees.items()}

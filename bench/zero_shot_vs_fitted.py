@@ -9,7 +9,7 @@ and two-topic) split 80/20 by group with a fixed seed, and on the 20% part three
 
     .venv/bin/python bench/zero_shot_vs_fitted.py --data /tmp/devsets/data --warehouse /tmp/devsets/wh \
         --metaqa-warehouse /tmp/mq --scratch /tmp/zsvf [--sets synth,metaqa-dotted] [--generated 5000] \
-        [--rankings zero-shot]
+        [--rankings zero-shot] [--set KEY=VALUE --report NAME]
 
 `--rankings zero-shot` measures only the zero-shot ranking again (after a change to the synthetic
 prior, which a fitted prior does not use) and keeps the fitted rankings' rows of the last run.
@@ -87,16 +87,18 @@ def scratch_kg(source: Path, warehouse: Path) -> Path:
     return target
 
 
-def fit(kg: Path, args: list[str]) -> str:
+def fit(kg: Path, args: list[str], settings: list[str]) -> str:
     """`kgwalk fit-paths` into the scratch KG, under the heavy-work lock; its output."""
     out = subprocess.run(["flock", HEAVY_LOCK, "nice", "-n", "5", sys.executable, "-m", "kgwalk.cli", "fit-paths",
-                          "--warehouse", str(kg.parent), "--name", kg.name, *args],
+                          "--warehouse", str(kg.parent), "--name", kg.name, *args, *(a for kv in settings for a in ("--set", kv))],
                          check=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPO).stdout
     return out.strip().splitlines()[-1]
 
 
-def measure(source: Path, lines: dict[str, list[str]], scratch: Path, generated: int, rankings: list[str], saved: dict) -> dict:
-    """The rankings' eval rows on the 20% part, and what each fit said; those not in `rankings` as `saved` has them."""
+def measure(source: Path, lines: dict[str, list[str]], scratch: Path, generated: int, rankings: list[str], saved: dict,
+            common: list[str]) -> dict:
+    """The rankings' eval rows on the 20% part, and what each fit said; those not in `rankings` as `saved` has them.
+    `common`: settings of every fit and eval."""
     fit_lines, test = split(lines)
     scratch.mkdir(parents=True, exist_ok=True)
     (scratch / "fit.txt").write_text("\n".join(fit_lines) + "\n", encoding="utf-8")
@@ -108,13 +110,13 @@ def measure(source: Path, lines: dict[str, list[str]], scratch: Path, generated:
     rows = {r: v for r, v in saved.get("rows", {}).items() if r not in rankings}
     commits = {r: c for r, c in saved.get("commits", {}).items() if r in rows}
     for ranking in rankings:
-        settings = RANKINGS[ranking]
+        settings = common + RANKINGS[ranking]
         commits[ranking] = git_head(REPO)
         kg = scratch_kg(source, scratch / ranking)
         if ranking == "labels":
-            fitted[ranking] = fit(kg, ["--questions", str(scratch / "fit.txt")])
+            fitted[ranking] = fit(kg, ["--questions", str(scratch / "fit.txt")], common)
         elif ranking == "generated":
-            fitted[ranking] = fit(kg, ["--generated", str(generated), "--seed", str(SEED)])
+            fitted[ranking] = fit(kg, ["--generated", str(generated), "--seed", str(SEED)], common)
         rows[ranking] = eval_under_lock(["questions", "--warehouse", str(kg.parent), "--name", kg.name, *files], settings)
     return {"fit_questions": len(fit_lines), "test_questions": {g: len(t) for g, t in test.items()}, "fits": fitted,
             "rows": {r: rows[r] for r in RANKINGS if r in rows}, "commits": commits}
@@ -178,6 +180,9 @@ def main() -> None:
     parser.add_argument("--metaqa-per-hop", type=int, default=2000, help="qa_dev questions per hop file (default 2000)")
     parser.add_argument("--rankings", default=",".join(RANKINGS),
                         help="comma-separated rankings to measure again (default: all); the others' rows are kept from the last run")
+    parser.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
+                        help="a setting for every fit and eval (the prior's encoder, say; give each its own --scratch)")
+    parser.add_argument("--report", default="zero_shot_vs_fitted", help="the report's name in bench/results")
     parser.add_argument("--report-only", action="store_true", help="no fits or evals: the report from the last run's results")
     args = parser.parse_args()
     data, scratch = Path(args.data), Path(args.scratch)
@@ -194,18 +199,19 @@ def main() -> None:
             if unknown := set(rankings) - set(RANKINGS):
                 sys.exit(f"--rankings: unknown {sorted(unknown)}; known: {', '.join(RANKINGS)}")
             results[name] = measure(source, set_lines(data, name, args.metaqa_per_hop), scratch / name, args.generated, rankings,
-                                    results.get(name, {}))
+                                    results.get(name, {}), args.settings)
             saved.parent.mkdir(parents=True, exist_ok=True)
             saved.write_text(json.dumps(results))  # each set kept as it finishes
             print(f"{name}: done", flush=True)
     facts = [f"- data: {data} (bench/dev_sets.py); corpora: {args.warehouse}" + (f"; MetaQA: {args.metaqa_warehouse}" if args.metaqa_warehouse else ""),
              f"- scratch KGs (links to the builds, each with its own path_prior): {scratch}",
+             f"- settings of every fit and eval: {', '.join(args.settings) or 'the defaults'}",
              "- the split is by question, not by topic: an entity may be asked about in both parts (the prior masks it)",
              "- other agents shared the machine's 2 cores (no timings here)",
              "- each ranking measured at: " + "; ".join(
                  f"{name} " + ", ".join(f"{r} {r_commits.get(r, 'an earlier run')}" for r in RANKINGS)
                  for name, r_commits in ((name, result.get("commits", {})) for name, result in results.items()))]
-    save_report("zero_shot_vs_fitted", "Zero-shot against a fitted path prior: labelled and generated questions", facts,
+    save_report(args.report, "Zero-shot against a fitted path prior: labelled and generated questions", facts,
                 report(results, args.generated, args.metaqa_per_hop))
 
 
