@@ -30,7 +30,7 @@ def mix64(x: np.ndarray) -> np.ndarray:
 
 def fold64(h: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Fold a column of int64/uint64 values into running hashes."""
-    z = h ^ values.astype(np.int64, copy=False).view(np.uint64)
+    z: np.ndarray = h ^ values.astype(np.int64, copy=False).view(np.uint64)
     z += _GOLDEN
     return _mixed(z)
 
