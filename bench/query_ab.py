@@ -68,6 +68,41 @@ class Worker:
         self.proc.wait(timeout=120)
 
 
+def ask_in_turn(workers: dict[str, Worker], questions: list[str], warm: int) -> dict[str, list[dict]]:
+    """Every question asked of each worker, in turn (ABBA), after `warm` questions each; their answers by worker."""
+    for w in workers.values():  # loaded one after the other: two warm-ups at once would share the cores
+        w.ready()
+        for q in questions[:warm]:
+            w.ask(q)
+    answers: dict[str, list[dict]] = {label: [] for label in workers}
+    for i, q in enumerate(questions):
+        for label in (list(workers) if i % 2 == 0 else list(workers)[::-1]):
+            answers[label].append(workers[label].ask(q))
+    return answers
+
+
+def comparison(answers: dict[str, list[dict]]) -> list[str]:
+    """The report's body: wall time and each phase, p50 and p99 side by side; the paired ratios; what differs shown."""
+    ms = {label: np.array([a["ms"] for a in got]) for label, got in answers.items()}
+    ratio = ms["candidate"] / ms["baseline"]
+    shown = {label: [[walk for walk, _ in a["shown"]] for a in got] for label, got in answers.items()}
+    same = [i for i, walks in enumerate(shown["baseline"]) if walks == shown["candidate"][i]]
+    score_gap = max((abs(x - y) for i in same for (_, x), (_, y) in zip(answers["baseline"][i]["shown"], answers["candidate"][i]["shown"])),
+                    default=0.0)
+    phases = list(dict.fromkeys(ph for got in answers.values() for a in got for ph in a["phases"]))
+    times = {"retrieval (wall)": ms} | {ph: {label: np.array([a["phases"].get(ph, 0.0) for a in got]) for label, got in answers.items()}
+                                        for ph in phases}
+    body = [f"{len(ratio)} questions, each asked of both trees in turn (ABBA); ms.", "",
+            "| | baseline p50 | candidate p50 | baseline p99 | candidate p99 |", "|---|---:|---:|---:|---:|"]
+    body += [f"| {row} | " + " | ".join(f"{np.percentile(t[label], q):.2f}" for q in (50, 99) for label in ("baseline", "candidate")) + " |"
+             for row, t in times.items()]
+    return body + ["", f"- candidate / baseline, per question: median {np.median(ratio):.3f}, mean {ratio.mean():.3f}",
+                   f"- p50 ratio {np.percentile(ms['candidate'], 50) / np.percentile(ms['baseline'], 50):.3f}, "
+                   f"p99 ratio {np.percentile(ms['candidate'], 99) / np.percentile(ms['baseline'], 99):.3f}",
+                   f"- questions whose shown walks differ (or their order): {len(ratio) - len(same)} of {len(ratio)}; "
+                   f"the largest score difference of a shown walk where they do not: {score_gap:.2g}"]
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--baseline", type=Path, required=True, help="a source tree (a git worktree of the commit to compare against)")
@@ -88,40 +123,14 @@ def main() -> None:
     with open(HEAVY_LOCK, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         workers = {label: Worker(tree, settings, args.warehouse, args.name) for label, (tree, settings) in trees.items()}
-        for w in workers.values():  # loaded one after the other: two warm-ups at once would share the cores
-            w.ready()
-            for q in questions[: args.warm]:
-                w.ask(q)
-        answers: dict[str, list[dict]] = {label: [] for label in workers}
-        for i, q in enumerate(questions[: args.limit]):
-            for label in (list(workers) if i % 2 == 0 else list(workers)[::-1]):
-                answers[label].append(workers[label].ask(q))
+        answers = ask_in_turn(workers, questions[: args.limit], args.warm)
         for w in workers.values():
             w.close()
-
-    ms = {label: np.array([a["ms"] for a in got]) for label, got in answers.items()}
-    ratio = ms["candidate"] / ms["baseline"]
-    pairs = list(zip(answers["baseline"], answers["candidate"]))
-    other_walks = sum([w for w, _ in a["shown"]] != [w for w, _ in b["shown"]] for a, b in pairs)
-    score_gap = max((abs(x - y) for a, b in pairs if [w for w, _ in a["shown"]] == [w for w, _ in b["shown"]] for (_, x), (_, y) in zip(a["shown"], b["shown"])), default=0.0)
-    phases = list(dict.fromkeys(ph for got in answers.values() for a in got for ph in a["phases"]))
-    pct = lambda label, phase, q: float(np.percentile([a["phases"].get(phase, 0.0) for a in answers[label]], q))  # noqa: E731
-    body = [f"{len(ratio)} questions, each asked of both trees in turn (ABBA); ms.", "",
-            "| | baseline p50 | candidate p50 | baseline p99 | candidate p99 |", "|---|---:|---:|---:|---:|",
-            "| retrieval (wall) | " + f"{np.percentile(ms['baseline'], 50):.2f} | {np.percentile(ms['candidate'], 50):.2f} | "
-            f"{np.percentile(ms['baseline'], 99):.2f} | {np.percentile(ms['candidate'], 99):.2f} |"]
-    body += [f"| {ph} | {pct('baseline', ph, 50):.2f} | {pct('candidate', ph, 50):.2f} | {pct('baseline', ph, 99):.2f} | {pct('candidate', ph, 99):.2f} |"
-             for ph in phases]
-    body += ["", f"- candidate / baseline, per question: median {np.median(ratio):.3f}, mean {ratio.mean():.3f}",
-             f"- p50 ratio {np.percentile(ms['candidate'], 50) / np.percentile(ms['baseline'], 50):.3f}, "
-             f"p99 ratio {np.percentile(ms['candidate'], 99) / np.percentile(ms['baseline'], 99):.3f}",
-             f"- questions whose shown walks differ (or their order): {other_walks} of {len(ratio)}; "
-             f"the largest score difference of a shown walk where they do not: {score_gap:.2g}"]
-    print("\n".join(body), flush=True)
     save_report(args.report, "Warm retrieval, two source trees in turn", [
         f"- KG: {args.name} in {args.warehouse}; questions: {qfile}",
         f"- baseline: {args.baseline} at {git_head(args.baseline)}; candidate: {args.candidate} at {git_head(args.candidate)}",
-        f"- settings: {', '.join(args.settings) or 'the defaults'}; the candidate's own: {', '.join(args.candidate_settings) or 'none'}"], body)
+        f"- settings: {', '.join(args.settings) or 'the defaults'}; the candidate's own: {', '.join(args.candidate_settings) or 'none'}"],
+        comparison(answers))
 
 
 if __name__ == "__main__":
