@@ -248,8 +248,8 @@ class WordPieces:
         words: dict[int, list[str]] = {}
         other = []
         for i, text in enumerate(texts):
-            plain = text if text.isascii() else self._unaccented(text)
-            if plain is not None and not any(s in t for s in self._specials for t in (text, plain)):
+            plain = self._plain(text)
+            if plain is not None:
                 words[i] = _ASCII_PIECE.findall(_ASCII_CONTROL.sub("", plain).lower())
             else:
                 other.append(i)
@@ -265,13 +265,19 @@ class WordPieces:
         words: set[str] = set()
         room = self.max_words // 2
         for start in range(0, len(texts), 100_000):  # joined a chunk at a time: one regex pass over each
-            plain = (t if t.isascii() else self._unaccented(t) for t in texts.slice(start, 100_000).to_pylist() if t)
-            chunk = [t for t in plain if t is not None and not any(s in t for s in self._specials)]
+            chunk = [plain for plain in map(self._plain, texts.slice(start, 100_000).to_pylist()) if plain]
             words.update(_ASCII_PIECE.findall(_ASCII_CONTROL.sub("", "\n".join(chunk)).lower()))
             if len(words) > room:
                 return 0
         self._learn(words)
         return len(words)
+
+    def _plain(self, text: str | None) -> str | None:
+        """The text whose words this cache splits as the tokenizer would: ASCII, or ASCII once its accents are stripped
+        (`_unaccented`), with no special token's text in it (an ASCII special stays in the text without its accents);
+        None where the tokenizer must see it."""
+        plain = (text if text.isascii() else self._unaccented(text)) if text else text
+        return None if plain is None or any(s in plain for s in self._specials) else plain
 
     def _unaccented(self, text: str) -> str | None:
         """A text as the normalizer sees it where that is ASCII: letters with accents only ("Olène" -> "Olene", 5% of
