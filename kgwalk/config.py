@@ -312,10 +312,15 @@ class SyntheticConf:
     focus: Weight = setting(0.3, "A path gains this x how much better its last step matches the words nearest the question's wh-word "
                                  "than its steps on average; 0: off (bench/results/answer_focus.md).")
     answer_type: Weight = setting(0.5, "A path gains this x how much more its walks' end labels match the words naming what the question "
-                                       "asks for (\"which country\", \"what genres\") than the paths' ends on average (word vectors of "
-                                       "embed.model); 0: off (bench/results/zero_shot_dev_ablation_answer_type.md).")
+                                       "asks for (\"which country\", \"what genres\": word vectors of embed.model; \"when\": a year or "
+                                       "a date) than the paths' ends on average; 0: off "
+                                       "(bench/results/zero_shot_dev_ablation_answer_type.md).")
     answer_type_margin: Weight = setting(0.05, "Differences in that match within this of the paths' mean count as none: where every path ends in "
                                                "the same kind of thing (persons whose names say nothing of their role), what is left is noise.")
+    named: Weight = setting(0.2, "A path gains this x the share of the question's words naming a relation (a form of a word of its "
+                                 "phrases: \"screenwriter\" of written_by) whose relation it takes, none where it is more than "
+                                 "focus_slack steps longer than the question asks for; 0: off "
+                                 "(bench/results/zero_shot_dev_ablation_named.md).")
     peer: Weight = setting(0.2, "Where the question asks for the topic's peers (\"other\", \"share\", \"same\", \"else\", \"also\", "
                                 "\"together\", \"co-...\": \"which other films did the director of E make\"), a path that takes a relation "
                                 "and comes straight back by it (to a film sharing E's director) gains this, less the paths' mean; 0: off "

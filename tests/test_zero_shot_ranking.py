@@ -16,7 +16,7 @@ from kgwalk.config import SyntheticConf, load_config
 from kgwalk.errors import KgwalkError
 from kgwalk.query.corpus_paths import corpus_paths, embed_cached, path_questions, path_readings
 from kgwalk.query.synthetic import SyntheticPrior, peer_pairs
-from kgwalk.query.words import answer_noun, asks_for_peers, content_words, expected_hops, focus_weights, linked_phrases, relation_mentions, relation_word_matches, same_stem, words_of
+from kgwalk.query.words import answer_noun, asks_for_peers, asks_when, content_words, expected_hops, focus_weights, linked_phrases, relation_mentions, relation_word_matches, same_stem, words_of
 from kgwalk.verbalize.template import TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
@@ -36,7 +36,7 @@ QUESTIONS = [
 
 def _settings(**values) -> SyntheticConf:
     """The prior's settings with every optional term off unless named (the defaults turn them on)."""
-    return SyntheticConf(**{"coverage": 0.0, "focus": 0.0, "mention_hops": 0.0, "link_hops": 0.0, "answer_type": 0.0, "peer": 0.0, "peer_unasked": 0.0, **values})
+    return SyntheticConf(**{"coverage": 0.0, "focus": 0.0, "mention_hops": 0.0, "link_hops": 0.0, "answer_type": 0.0, "named": 0.0, "peer": 0.0, "peer_unasked": 0.0, **values})
 
 
 def triples():
@@ -124,6 +124,9 @@ def test_a_question_asks_for_as_many_steps_as_its_content_words_say():
     assert expected_hops("who directed the films that E acted in", 1.5) == 2.0
     assert expected_hops("where is the club of E headquartered", 1.5) == 2.0
     assert expected_hops("can you tell me the name of the person who directed E", 2.0) == 1.0  # the request and "name": no step's
+    # an amount is asked for as a thing is: "how much" and "how many" spend no step ("money", "cost", "make": three words)
+    assert expected_hops("how much money did it cost to make E", 1.5) == 2.0
+    assert expected_hops("how many votes does E have", 1.0) == 1.0
 
 
 def test_a_nested_question_asks_for_as_many_steps_as_the_phrases_it_links(tmp_path, monkeypatch):
@@ -446,6 +449,27 @@ def test_the_path_whose_ends_read_as_the_asked_noun_wins(tmp_path, monkeypatch):
         load_config(overrides=["query.synthetic.answer_type=-1"])
 
 
+def test_a_question_asking_when_takes_the_path_ending_in_times(tmp_path, monkeypatch):
+    """"when was E born": a birthplace and a birth year read alike to a prior whose relation names say nothing (Wikidata
+    ids), but only one path ends in years or dates; "when" asks for a time whatever the KG calls the relation."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    place, year = (["P19"], [False]), (["P569"], [False])
+
+    class Tie:  # every text on one axis: a tie on every other term
+        def encode(self, texts):
+            return np.array([[1.0, 0.0] for _ in texts], np.float32)
+
+    walks = [_EndWalk(signature(*place), "Lakeford"), _EndWalk(signature(*year), "1987"), _EndWalk(signature(*year), "12 May 1990"),
+             _EndWalk(signature(*year), "Unknown")]
+    sigs = [signature(*place), signature(*year)]
+    prior = SyntheticPrior([place, year], TemplateVerbalizer({}), Tie(), "when", _settings(hop_weight=0.0, content_mix=0.0, center=False, answer_type=0.5))
+    # ends that are times: none of the first path's, 2 of 3 of the second's; less their mean 1/3, brought the margin nearer 0
+    assert np.allclose(prior.answer_types(sigs, "when was E born", walks), [-(1 / 3 - 0.05), 1 / 3 - 0.05])
+    assert prior.shares("when was E born", np.array([[1.0, 0.0]], np.float32), walks)[1] > 0.99
+    assert not prior.answer_types(sigs, "where was E born", walks).any()  # no time asked, no noun: no term
+    assert asks_when("when did the films E starred in come out") and not asks_when("who knows when E was born")
+
+
 def test_peer_words_and_paths_that_come_back_by_their_relation():
     assert asks_for_peers("which other films did the director of E make")
     assert asks_for_peers("what films share actors with E")
@@ -489,6 +513,43 @@ def test_a_question_asking_for_peers_takes_the_path_back_through_a_shared_node(t
     assert prior(0.2, 0.03).shares(unasked, np.array([[1.0, 0.0]], np.float32), walks)[0] == pytest.approx(np.e / (1 + np.e))
     with pytest.raises(KgwalkError, match=r"'query\.synthetic\.peer_unasked' must be"):
         load_config(overrides=["query.synthetic.peer_unasked=-1"])
+
+
+def test_a_path_taking_the_relation_the_question_names_wins(tmp_path, monkeypatch):
+    """"which films share the screenwriter with E": the paths back through E's writer, its director and its actors read
+    alike to the sentence encoder (here: exactly alike), but only relations the question names by a form of their words
+    count ("screenwriter" holds "writ", as "written" begins), however near "films" reads to "directed". A path more
+    steps longer than the question asks for than query.synthetic.focus_slack gains nothing."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    writer, director = (["written_by", "written_by"], [False, True]), (["directed_by", "directed_by"], [False, True])
+    onward = (["written_by", "directed_by"], [False, True])  # E's writer's films as a director: one of two named words
+    longer = (["written_by", "written_by", "directed_by"], [False, True, False])
+
+    class Tie:  # every path question on one axis: a tie on every other term
+        def encode(self, texts):
+            return np.array([[1.0, 0.0] for _ in texts], np.float32)
+
+    paths = [writer, director, onward, longer]
+    sigs = [signature(*p) for p in paths]
+    walks = [_Walk(sig) for sig in sigs]
+
+    def prior(named: float) -> SyntheticPrior:
+        return SyntheticPrior(paths, TemplateVerbalizer({}), Tie(), f"named-{named}", _settings(hop_weight=0.0, content_mix=0.0, center=False, named=named))
+
+    # 3 content words: 1.7 steps asked; the 3-step path is 1.3 longer, past the slack of 1
+    asked = "which films share the screenwriter with E"
+    assert np.allclose(prior(0.2).named_relations(sigs, asked), [1.0, 0.0, 1.0, 0.0])
+    # two words name relations: "screenwriter" (written_by) and "directed" (directed_by); each met path takes its share
+    both = "which films directed by E's screenwriter"
+    assert np.allclose(prior(0.2).named_relations(sigs, both), [0.5, 0.5, 1.0, 1.0])
+    assert not prior(0.2).named_relations(sigs, "which films share something with E").any()  # no word names a relation
+    assert np.allclose(prior(0.0).shares(asked, np.array([[1.0, 0.0]], np.float32), walks), 1 / 4)  # off: the tie stays
+    shares = prior(0.2).shares(asked, np.array([[1.0, 0.0]], np.float32), walks)
+    # 0.2 / temperature 0.03 apart: e ** (20 / 3) to 1
+    assert shares[0] == shares[2] == pytest.approx(np.exp(20 / 3) / (2 * np.exp(20 / 3) + 2))
+    assert shares[1] == shares[3] < 0.01
+    with pytest.raises(KgwalkError, match=r"'query\.synthetic\.named' must be"):
+        load_config(overrides=["query.synthetic.named=-0.2"])
 
 
 def _unit_rows(x: np.ndarray) -> np.ndarray:

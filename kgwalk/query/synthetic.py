@@ -18,7 +18,8 @@ from kgwalk.embed.model import Embedder
 from kgwalk.errors import KgwalkError
 from kgwalk.query.hits import WalkHit
 from kgwalk.query.corpus_paths import embed_cached, parse_signature, path_readings, phrase_words, read_corpus_paths, unit_vectors
-from kgwalk.query.words import answer_noun, asks_for_peers, content_words, expected_hops, focus_weights, linked_phrases, relation_mentions, relation_word_matches, same_stem, words_of
+from kgwalk.query.temporal import label_year
+from kgwalk.query.words import answer_noun, asks_for_peers, asks_when, content_words, expected_hops, focus_weights, linked_phrases, relation_mentions, relation_word_matches, same_stem, words_of
 from kgwalk.verbalize.template import TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
@@ -219,22 +220,44 @@ class SyntheticPrior:
         too_long = np.array([len(path) for path in paths]) - self.expected_hops(masked_question) > self.settings.focus_slack
         return np.where(too_long, np.minimum(relative, 0.0), relative)
 
-    def answer_types(self, sigs: list[str], masked_question: str, walks: Sequence[WalkHit]) -> np.ndarray:
-        """Per path, how much more its walks' ends read as what the question asks for than the paths' ends on average: the
-        mean cosine of their labels to the words naming it (`answer_noun`: "which country", "what genres"), less the mean
-        over the paths, brought query.synthetic.answer_type_margin nearer 0; 0 for a question without such words. Where
-        cosine to the question and the path's relation words tie, a genre ("Drama") still reads more like "genres" than a
-        film's title does, a country ("France") more like "country" than a city or a person."""
-        noun = answer_noun(masked_question)
-        if not noun or not walks:
+    def named_relations(self, sigs: list[str], masked_question: str) -> np.ndarray:
+        """Per path, the share of the question's words naming a relation (`relation_word_matches`: a form of a word of
+        its phrases, "screenwriter" of written_by) whose relation it takes; a word naming several (released: release_year
+        and release_date) is met by any of them. Spelling tells here what word vectors blur: "films" reads as near
+        "directed" and "starred" as "screenwriter" does to "written", so the question's own word for a relation can lose
+        to a film-like one ("which films share the screenwriter with E"). As with the focus, a path more than
+        query.synthetic.focus_slack steps longer than the question asks for gains nothing: a word may name a relation
+        the answer's is asked by, not one more step ("what position does E play": not E's club's players' positions)."""
+        named = [set(found) for word in words_of(masked_question) if (found := self._word_relations(word))]
+        if not named:
             return np.zeros(len(sigs))
-        asked = unit_vectors(self._word_vectors(noun).sum(axis=0)[None])[0]
+        taken = [set(parse_signature(sig)[0]) for sig in sigs]
+        share = np.array([sum(bool(relations & path) for relations in named) / len(named) for path in taken])
+        too_long = np.array([sig.count("|") + 1 for sig in sigs]) - self.expected_hops(masked_question) > self.settings.focus_slack
+        return np.where(too_long, 0.0, share)
+
+    def answer_types(self, sigs: list[str], masked_question: str, walks: Sequence[WalkHit]) -> np.ndarray:
+        """Per path, how much more its walks' ends read as what the question asks for than the paths' ends on average, less
+        the mean over the paths, brought query.synthetic.answer_type_margin nearer 0; 0 for a question that names no kind of
+        answer. A question asking "when" asks for a time: an end's match is 1 where its label is a year or a date
+        (`label_year`), whatever the KG calls the relation. One naming a noun (`answer_noun`: "which country", "what
+        genres") asks for a thing of that kind: an end's match is the cosine of its label to the noun. Where cosine to the
+        question and the path's relation words tie, a genre ("Drama") still reads more like "genres" than a film's title
+        does, a country ("France") more like "country" than a city or a person."""
+        noun = answer_noun(masked_question)
+        when = asks_when(masked_question)
+        if not (noun or when) or not walks:
+            return np.zeros(len(sigs))
         ends: dict[str, list[str]] = {}
         for w in walks:
             ends.setdefault(w.signature, []).append(w.node_labels[-1])
         labels = list(dict.fromkeys(label for sig in sigs for label in ends[sig]))
-        cosine = dict(zip(labels, np.einsum("ij,j->i", self._word_vectors(labels), asked).tolist()))  # einsum: see PathPrior.votes
-        per_path = np.array([np.mean([cosine[label] for label in ends[sig]]) for sig in sigs])
+        if when:
+            match = {label: float(label_year(label) is not None) for label in labels}
+        else:
+            asked = unit_vectors(self._word_vectors(noun).sum(axis=0)[None])[0]
+            match = dict(zip(labels, np.einsum("ij,j->i", self._word_vectors(labels), asked).tolist()))  # einsum: see PathPrior.votes
+        per_path = np.array([sum(match[label] for label in ends[sig]) / len(ends[sig]) for sig in sigs])
         above = per_path - per_path.mean()
         # within the margin, noise: a screenwriter's name reads no more like "screenwriter" than an actor's
         return np.sign(above) * np.maximum(np.abs(above) - self.settings.answer_type_margin, 0.0)
@@ -275,6 +298,8 @@ class SyntheticPrior:
             sims = sims + s.coverage * self.coverages(sigs, masked_question)
         if s.focus:
             sims = sims + s.focus * self.focuses(sigs, masked_question)
+        if s.named:
+            sims = sims + s.named * self.named_relations(sigs, masked_question)
         if s.answer_type:
             sims = sims + s.answer_type * self.answer_types(sigs, masked_question, walks)
         if s.peer or s.peer_unasked:

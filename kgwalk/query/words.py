@@ -27,7 +27,10 @@ GENERIC_NOUNS = frozenset({"name", "names", "kind", "type", "sort"})  # "what is
 PEER_WORDS = frozenset({"other", "share", "shares", "shared", "same", "else", "also", "together"})
 # words of a request wrapped around the question ("can you tell me the name of the person who directed E"): no step's
 REQUEST_WORDS = frozenset({"can", "could", "would", "you", "me", "i", "tell", "please", "give", "show", "list", "know", "want", "like"})
-_NO_STEP_WORDS = FUNCTION_WORDS | REQUEST_WORDS | GENERIC_NOUNS  # what `expected_hops` does not count
+# "how much", "how many": they ask for an amount as "what" asks for a thing ("how much money did it cost to make E" is one
+# step, budget); "when" and "where" stay, as they name the answer's kind, a time or a place, that a step gives
+AMOUNT_WORDS = frozenset({"how", "much", "many"})
+_NO_STEP_WORDS = FUNCTION_WORDS | REQUEST_WORDS | GENERIC_NOUNS | AMOUNT_WORDS  # what `expected_hops` does not count
 
 
 def is_content(word: str) -> bool:
@@ -98,6 +101,11 @@ def answer_noun(masked_question: str) -> list[str]:
         elif run:
             break
     return run
+
+
+def asks_when(masked_question: str) -> bool:
+    """Whether the question's first wh-word is "when": it asks for a time."""
+    return next((w for w in (t.lower() for t in WORD.findall(masked_question)) if w in WH_WORDS), None) == "when"
 
 
 def expected_hops(masked_question: str, words_per_hop: float) -> float:
