@@ -50,6 +50,23 @@ def test_the_paths_rule_passes_over_a_walk_whose_relation_path_a_chosen_one_has_
     assert ends(select_walks([*films, other_root], 2, "paths")) == ["Ann, Kismet", "Christian Carion, Cambrai"]
 
 
+def test_the_best_walks_next_step_takes_the_last_place_where_asked():
+    """query.extend_best: "in which country was the director of Farewell born" is one step past the best walk's end (the
+    director); its extension along an edge (born_in, an attribute of the director) takes the last place, before one taken
+    backwards (a film the director made) and however low it scores."""
+    film_of_director, birthplace = walk(0.50, ANN, F1, DIRECTOR, F2), walk(0.40, ANN, F1, DIRECTOR, TOWN)
+    film_of_director.signature, birthplace.signature = "acted_in>|directed_by>|<directed_by", "acted_in>|directed_by>|born_in>"
+    candidates = [*CANDIDATES, film_of_director, birthplace]
+    for diversity in ("none", "ends", "paths"):
+        plain = select_walks(candidates, 3, diversity)
+        extended = select_walks(candidates, 3, diversity, extend_best=True)
+        assert extended[:2] == plain[:2] and extended[-1] is birthplace  # the third place, and only it, changes
+    assert select_walks([*CANDIDATES, film_of_director], 3, "ends", extend_best=True)[-1] is film_of_director  # backwards: none better
+    assert ends(select_walks(candidates, 1, "ends", extend_best=True)) == ["Ann, Farewell, Christian Carion"]  # one place: the best
+    assert select_walks(candidates, 3, "facts", extend_best=True) == select_walks(candidates, 3, "facts")  # facts: no extensions
+    assert select_walks(CANDIDATES, 3, "ends", extend_best=True) == select_walks(CANDIDATES, 3, "ends")  # nothing goes past it
+
+
 def test_passed_over_walks_fill_the_rest_best_first():
     # four walks pass the ends rule: the fifth place goes to the best passed-over one
     chosen = select_walks(CANDIDATES, 5, "ends")
@@ -82,7 +99,7 @@ def test_the_retriever_chooses_a_named_nodes_walks_by_the_rule(small_corpus, que
         [every] = [n for n in retriever.retrieve(question, k_nodes=1, k_walks=50).nodes]
         retriever.close()
         assert ann.label == "Ann Actor" and ann.matched and len(every.walks) > 3
-        assert [w.walk_id for w in ann.walks] == [w.walk_id for w in select_walks(every.walks, 3, rule)]
+        assert [w.walk_id for w in ann.walks] == [w.walk_id for w in select_walks(every.walks, 3, rule, extend_best=True)]  # the default
         shown[rule] = ann.walks
     assert len({walks[0].walk_id for walks in shown.values()}) == 1  # the best walk stays first
     for rule in ("ends", "facts"):

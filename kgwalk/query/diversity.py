@@ -73,18 +73,32 @@ def walks_per_node(named: list[bool], available: list[int], k_walks: int, unname
     return places
 
 
-def select_walks(walks: list[WalkHit], k: int, diversity: WalkDiversity) -> list[WalkHit]:
+def best_extension(best: WalkHit, ranked: list[WalkHit]) -> WalkHit | None:
+    """Among `ranked` (best first), the best walk that goes one step past `best`'s end, a step along an edge first (an
+    attribute of that end: the country of a birthplace, not one of the many films made there); None where none does."""
+    extensions = [w for w in ranked if len(w.nodes) == len(best.nodes) + 1 and _extends(w, best)]
+    forward = [w for w in extensions if not w.signature.rsplit("|", 1)[-1].startswith("<")]
+    return (forward or extensions or [None])[0]
+
+
+def select_walks(walks: list[WalkHit], k: int, diversity: WalkDiversity, *, extend_best: bool = False) -> list[WalkHit]:
     """The k walks a node shows, best score first: the best walks that repeat none chosen before
-    them, topped up with the best passed-over ones where fewer than k remain."""
+    them, topped up with the best passed-over ones where fewer than k remain. With `extend_best`
+    (query.extend_best), where k is 2 or more, the best walk's `best_extension` takes the last place (not under `facts`,
+    which shows no walk extending a chosen one)."""
     ranked = sorted(walks, key=best_first)
     if diversity == "none":
-        return ranked[:k]
-    chosen: list[WalkHit] = []
-    passed_over: list[WalkHit] = []
-    for walk in ranked:
-        if len(chosen) == k:
-            break
-        (passed_over if repeats(walk, chosen, diversity) else chosen).append(walk)
-    chosen += passed_over[: k - len(chosen)]
+        chosen = ranked[:k]
+    else:
+        chosen, passed_over = [], []
+        for walk in ranked:
+            if len(chosen) == k:
+                break
+            (passed_over if repeats(walk, chosen, diversity) else chosen).append(walk)
+        chosen = sorted(chosen + passed_over[: k - len(chosen)], key=best_first)
+    if extend_best and diversity != "facts" and len(chosen) >= 2:
+        extension = best_extension(chosen[0], ranked)
+        if extension is not None and all(extension is not c for c in chosen):
+            chosen = [*chosen[:-1], extension]
     return sorted(chosen, key=best_first)
 

@@ -124,7 +124,7 @@ def choose_walks(nodes: list[NodeHit], fetched: list[list[WalkHit]], k_walks: in
     diversity = "ends" if conf.diversity == "paths" and not conf.also_chars else conf.diversity
     places = walks_per_node([n.matched for n in nodes], [len(f) for f in fetched], k_walks, conf.unnamed_walks)
     for node, walks, k in zip(nodes, fetched, places):
-        node.walks = select_walks(walks, k, diversity)
+        node.walks = select_walks(walks, k, diversity, extend_best=conf.extend_best)
     if conf.walk_budget is not None:
         keep = {id(w) for w in sorted((w for n in nodes for w in n.walks), key=best_first)[: conf.walk_budget]}
         for node in nodes:
