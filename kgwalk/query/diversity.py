@@ -78,7 +78,7 @@ def best_extension(best: WalkHit, ranked: list[WalkHit]) -> WalkHit | None:
     attribute of that end: the country of a birthplace, not one of the many films made there); None where none does."""
     extensions = [w for w in ranked if len(w.nodes) == len(best.nodes) + 1 and _extends(w, best)]
     forward = [w for w in extensions if not w.signature.rsplit("|", 1)[-1].startswith("<")]
-    return (forward or extensions or [None])[0]
+    return next(iter(forward or extensions), None)
 
 
 def select_walks(walks: list[WalkHit], k: int, diversity: WalkDiversity, *, extend_best: bool = False) -> list[WalkHit]:
@@ -90,7 +90,8 @@ def select_walks(walks: list[WalkHit], k: int, diversity: WalkDiversity, *, exte
     if diversity == "none":
         chosen = ranked[:k]
     else:
-        chosen, passed_over = [], []
+        chosen = []
+        passed_over: list[WalkHit] = []
         for walk in ranked:
             if len(chosen) == k:
                 break
