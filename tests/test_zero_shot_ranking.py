@@ -552,6 +552,23 @@ def test_a_path_taking_the_relation_the_question_names_wins(tmp_path, monkeypatc
         load_config(overrides=["query.synthetic.named=-0.2"])
 
 
+def test_the_peers_asked_for_share_what_the_question_names(tmp_path, monkeypatch):
+    """"the actors of the other films of the director of E": both paths go back through a shared node, E's director's or
+    E's actors'; the question names directing, so only the pair on directed_by counts. Naming none, any pair would."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    by_director = (["directed_by", "directed_by", "starred_actors"], [False, True, False])
+    by_actors = (["starred_actors", "starred_actors", "directed_by"], [False, True, False])
+
+    class Tie:
+        def encode(self, texts):
+            return np.array([[1.0, 0.0] for _ in texts], np.float32)
+
+    sigs = [signature(*by_director), signature(*by_actors)]
+    prior = SyntheticPrior([by_director, by_actors], TemplateVerbalizer({}), Tie(), "peers-named", _settings(peer=0.2))
+    assert np.allclose(prior.peers(sigs, "the cast of the other films of the director of E"), [0.1, -0.1])
+    assert np.allclose(prior.peers(sigs, "who are in the other films of the people in E"), [0.0, 0.0])  # nothing named: both pairs
+
+
 def _unit_rows(x: np.ndarray) -> np.ndarray:
     return x / np.linalg.norm(x, axis=-1, keepdims=True)
 

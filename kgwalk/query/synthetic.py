@@ -266,13 +266,19 @@ class SyntheticPrior:
         """Per path, what reaching a peer of the topic is worth: a peer shares a node with the topic by one relation, so the
         path goes by some relation and comes straight back by it (E directed_by D, F directed_by D: a film with E's
         director). Where the question asks for peers (`asks_for_peers`: "which other films did the director of E make"),
-        a path with such a pair anywhere gains query.synthetic.peer; where it does not, a path ending in one (its answer a
+        a path with such a pair anywhere gains query.synthetic.peer, a pair on a relation the question names where it
+        names any (`relation_word_matches`); where it does not, a path ending in one (its answer a
         peer: the other artists of E's record label for "which record label was E signed by") loses
         query.synthetic.peer_unasked. A pair inside a path is how nested questions go on ("the films directed by the
         director of E"), so it costs nothing. Both less the mean over the paths."""
         s = self.settings
         if asks_for_peers(masked_question):
             weight, pairs = s.peer, [peer_pairs(sig) for sig in sigs]
+            # what the peers share is what the question names ("the other films of the director of E": a pair on
+            # directed_by, not on starring); a question naming no relation (opaque names) takes a pair on any
+            named = set().union(*(self._word_relations(w) for w in words_of(masked_question)))
+            if named:
+                pairs = [[p and parse_signature(sig)[0][i] in named for i, p in enumerate(ps)] for sig, ps in zip(sigs, pairs)]
         else:
             weight, pairs = -s.peer_unasked, [peer_pairs(sig)[-1:] for sig in sigs]
         found = np.array([any(p) for p in pairs], float)
