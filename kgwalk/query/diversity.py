@@ -73,6 +73,12 @@ def walks_per_node(named: list[bool], available: list[int], k_walks: int, unname
     return places
 
 
+# the fewest walks a node shows for its last place to go to its best walk's next step: a node the question names shows 7
+# with the default k (3 nodes x 3 walks, 1 each for the others); a node showing the paper's 3 keeps its runners-up, the
+# likelier answers where the best walk is wrong
+EXTEND_FROM = 4
+
+
 def best_extension(best: WalkHit, ranked: list[WalkHit]) -> WalkHit | None:
     """Among `ranked` (best first), the best walk that goes one step past `best`'s end, a step along an edge first (an
     attribute of that end: the country of a birthplace, not one of the many films made there); None where none does."""
@@ -84,8 +90,8 @@ def best_extension(best: WalkHit, ranked: list[WalkHit]) -> WalkHit | None:
 def select_walks(walks: list[WalkHit], k: int, diversity: WalkDiversity, *, extend_best: bool = False) -> list[WalkHit]:
     """The k walks a node shows, best score first: the best walks that repeat none chosen before
     them, topped up with the best passed-over ones where fewer than k remain. With `extend_best`
-    (query.extend_best), where k is 2 or more, the best walk's `best_extension` takes the last place (not under `facts`,
-    which shows no walk extending a chosen one)."""
+    (query.extend_best), where k is EXTEND_FROM or more, the best walk's `best_extension` takes the last place (not
+    under `facts`, which shows no walk extending a chosen one)."""
     ranked = sorted(walks, key=best_first)
     if diversity == "none":
         chosen = ranked[:k]
@@ -97,7 +103,7 @@ def select_walks(walks: list[WalkHit], k: int, diversity: WalkDiversity, *, exte
                 break
             (passed_over if repeats(walk, chosen, diversity) else chosen).append(walk)
         chosen = sorted(chosen + passed_over[: k - len(chosen)], key=best_first)
-    if extend_best and diversity != "facts" and len(chosen) >= 2:
+    if extend_best and diversity != "facts" and len(chosen) >= EXTEND_FROM:
         extension = best_extension(chosen[0], ranked)
         if extension is not None and all(extension is not c for c in chosen):
             chosen = [*chosen[:-1], extension]
