@@ -381,10 +381,10 @@ class QueryConf:
                                                 "end is on a chosen walk nor, while answer-set lists are on, whose relation path from "
                                                 "its root a chosen walk has | ends: the end rule only | facts: ends, nor one extending "
                                                 "a chosen walk | none: the k best (bench/results/diversity.md).")
-    extend_best: bool = setting(True, "Where a node shows 4 or more walks (one the question names: 7 by default), its last place goes to the best walk one step past its "
-                                       "best walk's end, a step along an edge first: the answer is often the next fact (the country of "
-                                       "a birthplace city); not with diversity facts. Hits@1 is unchanged "
-                                       "(bench/results/zero_shot_dev_sets_extend.md).")
+    extend_best: bool = setting(True, "Where a node shows 4 or more walks (one the question names: 7 by default), its last place "
+                                       "goes to the best walk one step past its best walk's end, a step along an edge first: the "
+                                       "answer is often the next fact (the country of a birthplace city); not with diversity facts. "
+                                       "Hits@1 is unchanged (bench/results/zero_shot_dev_sets_extend.md).")
     also_chars: int = setting(1000, "Answer sets: each shown walk (ego: line), best first, followed by the other ends of its relation "
                                     "path from its root in the KG (\"Also: X, Y.\"), in at most this many characters over the "
                                     "context; 0: off (bench/results/answer_sets.md).")

@@ -220,15 +220,19 @@ class SyntheticPrior:
         too_long = np.array([len(path) for path in paths]) - self.expected_hops(masked_question) > self.settings.focus_slack
         return np.where(too_long, np.minimum(relative, 0.0), relative)
 
+    def _named(self, masked_question: str) -> list[set[str]]:
+        """Per question word that names relations (`relation_word_matches`), the relations it names."""
+        return [set(found) for word in words_of(masked_question) if (found := self._word_relations(word))]
+
     def named_relations(self, sigs: list[str], masked_question: str) -> np.ndarray:
         """Per path, the share of the question's words naming a relation (`relation_word_matches`: a form of a word of
         its phrases, "screenwriter" of written_by) whose relation it takes; a word naming several (released: release_year
         and release_date) is met by any of them. Spelling tells here what word vectors blur: "films" reads as near
         "directed" and "starred" as "screenwriter" does to "written", so the question's own word for a relation can lose
         to a film-like one ("which films share the screenwriter with E"). As with the focus, a path more than
-        query.synthetic.focus_slack steps longer than the question asks for gains nothing: a word may name a relation
-        the answer's is asked by, not one more step ("what position does E play": not E's club's players' positions)."""
-        named = [set(found) for word in words_of(masked_question) if (found := self._word_relations(word))]
+        query.synthetic.focus_slack steps longer than the question asks for gains nothing: a word may name the relation
+        the answer is asked by, not one more step ("what position does E play": not E's club's players' positions)."""
+        named = self._named(masked_question)
         if not named:
             return np.zeros(len(sigs))
         taken = [set(parse_signature(sig)[0]) for sig in sigs]
@@ -276,7 +280,7 @@ class SyntheticPrior:
             weight, pairs = s.peer, [peer_pairs(sig) for sig in sigs]
             # what the peers share is what the question names ("the other films of the director of E": a pair on
             # directed_by, not on starring); a question naming no relation (opaque names) takes a pair on any
-            named = set().union(*(self._word_relations(w) for w in words_of(masked_question)))
+            named = set().union(*self._named(masked_question))
             if named:
                 pairs = [[p and parse_signature(sig)[0][i] in named for i, p in enumerate(ps)] for sig, ps in zip(sigs, pairs)]
         else:
