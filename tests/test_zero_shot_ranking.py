@@ -98,6 +98,9 @@ def test_corpus_paths_are_the_distinct_relation_paths_of_the_walks():
     expected = {signature([label[r] for r in rs], inv) for rs, inv in zip(rels, inverse)}
     found = [signature(r, i) for r, i in corpus_paths(walks, relations)]
     assert len(found) == len(set(found)) and set(found) == expected
+    assert found == sorted(found)  # in the signatures' order, whatever order the table's rows come in
+    shuffled = walks.take(pa.array(random.Random(8).sample(range(walks.num_rows), walks.num_rows)))
+    assert [signature(r, i) for r, i in corpus_paths(shuffled, relations)] == found
 
 
 def test_path_vectors_are_cached_by_model_and_texts(tmp_path, monkeypatch):
