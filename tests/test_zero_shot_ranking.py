@@ -200,6 +200,13 @@ def test_a_question_that_names_more_relations_than_its_words_say_asks_for_more_s
         load_config(overrides=["query.synthetic.mention_hops=-1"])
 
 
+class _Tie:
+    """An encoder putting every text on one axis: a tie on every term that compares vectors."""
+
+    def encode(self, texts):
+        return np.array([[1.0, 0.0] for _ in texts], np.float32)
+
+
 class _Walk:
     def __init__(self, sig: str) -> None:
         self.signature, self.cosine, self.score = sig, 0.5, 0.5
@@ -458,14 +465,10 @@ def test_a_question_asking_when_takes_the_path_ending_in_times(tmp_path, monkeyp
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     place, year = (["P19"], [False]), (["P569"], [False])
 
-    class Tie:  # every text on one axis: a tie on every other term
-        def encode(self, texts):
-            return np.array([[1.0, 0.0] for _ in texts], np.float32)
-
     walks = [_EndWalk(signature(*place), "Lakeford"), _EndWalk(signature(*year), "1987"), _EndWalk(signature(*year), "12 May 1990"),
              _EndWalk(signature(*year), "Unknown")]
     sigs = [signature(*place), signature(*year)]
-    prior = SyntheticPrior([place, year], TemplateVerbalizer({}), Tie(), "when", _settings(hop_weight=0.0, content_mix=0.0, center=False, answer_type=0.5))
+    prior = SyntheticPrior([place, year], TemplateVerbalizer({}), _Tie(), "when", _settings(hop_weight=0.0, content_mix=0.0, center=False, answer_type=0.5))
     # ends that are times: none of the first path's, 2 of 3 of the second's; less their mean 1/3, brought the margin nearer 0
     assert np.allclose(prior.answer_types(sigs, "when was E born", walks), [-(1 / 3 - 0.05), 1 / 3 - 0.05])
     assert prior.shares("when was E born", np.array([[1.0, 0.0]], np.float32), walks)[1] > 0.99
@@ -494,15 +497,11 @@ def test_a_question_asking_for_peers_takes_the_path_back_through_a_shared_node(t
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     peers, onward, through = (["P57", "P57"], [False, True]), (["P57", "P136"], [False, True]), (["P57", "P57", "P136"], [False, True, False])
 
-    class Tie:  # every path question on one axis: a tie on every other term
-        def encode(self, texts):
-            return np.array([[1.0, 0.0] for _ in texts], np.float32)
-
     sigs = [signature(*onward), signature(*peers), signature(*through)]
     walks = [_Walk(sigs[0]), _Walk(sigs[1]), _Walk(sigs[1])]
 
     def prior(peer: float, unasked: float = 0.0) -> SyntheticPrior:
-        return SyntheticPrior([peers, onward, through], TemplateVerbalizer({}), Tie(), f"peers-{peer}-{unasked}",
+        return SyntheticPrior([peers, onward, through], TemplateVerbalizer({}), _Tie(), f"peers-{peer}-{unasked}",
                               _settings(hop_weight=0.0, content_mix=0.0, center=False, peer=peer, peer_unasked=unasked))
 
     asked, unasked = "which other films share the director of E", "which films did the director of E make"
@@ -528,16 +527,12 @@ def test_a_path_taking_the_relation_the_question_names_wins(tmp_path, monkeypatc
     onward = (["written_by", "directed_by"], [False, True])  # E's writer's films as a director: one of two named words
     longer = (["written_by", "written_by", "directed_by"], [False, True, False])
 
-    class Tie:  # every path question on one axis: a tie on every other term
-        def encode(self, texts):
-            return np.array([[1.0, 0.0] for _ in texts], np.float32)
-
     paths = [writer, director, onward, longer]
     sigs = [signature(*p) for p in paths]
     walks = [_Walk(sig) for sig in sigs]
 
     def prior(named: float) -> SyntheticPrior:
-        return SyntheticPrior(paths, TemplateVerbalizer({}), Tie(), f"named-{named}", _settings(hop_weight=0.0, content_mix=0.0, center=False, named=named))
+        return SyntheticPrior(paths, TemplateVerbalizer({}), _Tie(), f"named-{named}", _settings(hop_weight=0.0, content_mix=0.0, center=False, named=named))
 
     # 3 content words: 1.7 steps asked; the 3-step path is 1.3 longer, past the slack of 1
     asked = "which films share the screenwriter with E"
@@ -562,12 +557,8 @@ def test_the_peers_asked_for_share_what_the_question_names(tmp_path, monkeypatch
     by_director = (["directed_by", "directed_by", "starred_actors"], [False, True, False])
     by_actors = (["starred_actors", "starred_actors", "directed_by"], [False, True, False])
 
-    class Tie:
-        def encode(self, texts):
-            return np.array([[1.0, 0.0] for _ in texts], np.float32)
-
     sigs = [signature(*by_director), signature(*by_actors)]
-    prior = SyntheticPrior([by_director, by_actors], TemplateVerbalizer({}), Tie(), "peers-named", _settings(peer=0.2))
+    prior = SyntheticPrior([by_director, by_actors], TemplateVerbalizer({}), _Tie(), "peers-named", _settings(peer=0.2))
     assert np.allclose(prior.peers(sigs, "the cast of the other films of the director of E"), [0.1, -0.1])
     assert np.allclose(prior.peers(sigs, "who are in the other films of the people in E"), [0.0, 0.0])  # nothing named: both pairs
 

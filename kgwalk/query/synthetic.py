@@ -194,6 +194,11 @@ class SyntheticPrior:
         best = dict(zip(vocabulary, self._matches(vocabulary, asked).max(axis=1).tolist()))
         return np.array([max((sum(best[w] for w in words) / len(words) if words else 0.0) for words in readings) for readings in path_words])
 
+    def _past_slack(self, sigs: list[str], masked_question: str) -> np.ndarray:
+        """Per path, whether it is more than query.synthetic.focus_slack steps longer than the question asks for
+        (`expected_hops`): what the focus and the named relations tell is the answer's relation, not the length."""
+        return np.array([sig.count("|") + 1 for sig in sigs]) - self.expected_hops(masked_question) > self.settings.focus_slack
+
     def focuses(self, sigs: list[str], masked_question: str) -> np.ndarray:
         """Per path, how much more the question's wh-phrase asks about its last step than about its steps on average:
         each step's match is the mean of the question's words weighted by `focus_weights` of each one's best match
@@ -217,8 +222,7 @@ class SyntheticPrior:
         relative = np.array([focus[path[-1]] - sum(focus[step] for step in path) / len(path) for path in paths])
         # what the focus tells is the answer's relation, not the length: a path more than focus_slack steps longer than the
         # question asks for gains nothing ("what was the release year of E": E's director's other films' years end in it too)
-        too_long = np.array([len(path) for path in paths]) - self.expected_hops(masked_question) > self.settings.focus_slack
-        return np.where(too_long, np.minimum(relative, 0.0), relative)
+        return np.where(self._past_slack(sigs, masked_question), np.minimum(relative, 0.0), relative)
 
     def _named(self, masked_question: str) -> list[set[str]]:
         """Per question word that names relations (`relation_word_matches`), the relations it names."""
@@ -237,8 +241,7 @@ class SyntheticPrior:
             return np.zeros(len(sigs))
         taken = [set(parse_signature(sig)[0]) for sig in sigs]
         share = np.array([sum(bool(relations & path) for relations in named) / len(named) for path in taken])
-        too_long = np.array([sig.count("|") + 1 for sig in sigs]) - self.expected_hops(masked_question) > self.settings.focus_slack
-        return np.where(too_long, 0.0, share)
+        return np.where(self._past_slack(sigs, masked_question), 0.0, share)
 
     def answer_types(self, sigs: list[str], masked_question: str, walks: Sequence[WalkHit]) -> np.ndarray:
         """Per path, how much more its walks' ends read as what the question asks for than the paths' ends on average, less

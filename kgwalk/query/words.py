@@ -68,11 +68,16 @@ def same_stem(a: str, b: str, *, compounds: bool = False) -> bool:
     return compounds and shorter[:STEM] in longer[1:]
 
 
+def _first_wh(tokens: list[str]) -> int | None:
+    """Where the first wh-word is among lower-cased tokens; None without one."""
+    return next((i for i, w in enumerate(tokens) if w in WH_WORDS), None)
+
+
 def focus_weights(masked_question: str, decay: float) -> dict[str, float]:
     """The question's content words weighted by nearness to its first wh-word (the wh-word itself where it is one:
     "when"): decay ** n for the n-th nearest (query.synthetic.focus_decay), summed over a word's repeats; none without a wh-word."""
     tokens = [w.lower() for w in WORD.findall(masked_question)]
-    wh = next((i for i, w in enumerate(tokens) if w in WH_WORDS), None)
+    wh = _first_wh(tokens)
     if wh is None:
         return {}
     near = sorted((abs(i - wh), i) for i, w in enumerate(tokens) if is_content(w))
@@ -89,7 +94,7 @@ def answer_noun(masked_question: str) -> list[str]:
     "genre of E?"). None for another wh-word ("who", "when": no noun to compare with) or where the topic comes first
     ("what did E direct", "E's club?")."""
     tokens = [w.lower() for w in WORD.findall(masked_question)]
-    wh = next((i for i, w in enumerate(tokens) if w in WH_WORDS), None)
+    wh = _first_wh(tokens)
     if wh is not None and tokens[wh] not in ("what", "which"):
         return []
     run: list[str] = []
@@ -105,7 +110,9 @@ def answer_noun(masked_question: str) -> list[str]:
 
 def asks_when(masked_question: str) -> bool:
     """Whether the question's first wh-word is "when": it asks for a time."""
-    return next((w for w in (t.lower() for t in WORD.findall(masked_question)) if w in WH_WORDS), None) == "when"
+    tokens = [w.lower() for w in WORD.findall(masked_question)]
+    wh = _first_wh(tokens)
+    return wh is not None and tokens[wh] == "when"
 
 
 def expected_hops(masked_question: str, words_per_hop: float) -> float:
