@@ -373,7 +373,8 @@ class QueryConf:
     prior_precision: PriorPrecision = setting("int8", "The prior encoder's weights, where it is a transformer of its own (not "
                                                       "embed.model): int8 (ONNX Runtime's int8 weights and activations, CPU: a "
                                                       "question's prior texts in 6 ms against 11 on one core, ranking as well on the "
-                                                      "dev sets; bench/results/zero_shot_dev_ablation_prior_int8.md) | float32.")
+                                                      "dev sets; bench/results/zero_shot_dev_ablation_prior_int8.md; one text a run, "
+                                                      "so a text's vector never depends on its batch mates) | float32.")
     temporal: bool = setting(True, "A time expression in the question (\"in 1994\", \"before 2000\", \"the 90s\") keeps the walks whose "
                                    "year-valued nodes are in range (kgwalk/query/temporal.py; bench/results/temporal.md); false: the "
                                    "question as it is.")

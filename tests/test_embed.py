@@ -50,6 +50,17 @@ def test_int8_embedder_is_quantized_close_to_float32_and_made_once(onnx_cache):
     assert again.encode([]).shape == (0, 384)
 
 
+def test_int8_one_text_a_run_gives_each_text_a_vector_of_its_own(onnx_cache):
+    """int8 activations are scaled per run: batched, a text's vector moves with the texts beside it; one a run (the
+    prior's encoder) it is the same beside any, and the two are cached apart (encoder_identity reads the precision)."""
+    batched, alone = make_embedder(MODEL, precision="int8"), OnnxEmbedder(MODEL, int8=True, batch_size=1)
+    first = SENTENCES[:1]
+    assert not np.array_equal(batched.encode(first)[0], batched.encode(SENTENCES)[0])
+    by_itself = alone.encode(first)[0]
+    assert np.array_equal(alone.encode(SENTENCES)[0], by_itself) and np.array_equal(alone.encode(SENTENCES[::-1])[-1], by_itself)
+    assert batched.precision == "int8" and alone.precision != batched.precision
+
+
 def test_int8_is_cpu_only_and_batch_sizes_follow_the_device():
     with pytest.raises(KgwalkError, match="int8.*cuda"):
         make_embedder(MODEL, device="cuda", precision="int8")

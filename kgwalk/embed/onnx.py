@@ -135,7 +135,9 @@ class OnnxEmbedder:
         self.tokenizer = _fast_tokenizer(folder, self.max_length)
         self.batch_size = batch_size
         self.name = model
-        self.precision = "int8" if int8 else "float32"  # part of what names its cached vectors (encoder_identity)
+        # part of what names its cached vectors (encoder_identity). int8 activations are scaled per run: a text batched with
+        # others gets a vector that moves with its batch mates (up to 0.04 a component), one run alone always the same
+        self.precision = ("int8" if batch_size > 1 else "int8, one text a run") if int8 else "float32"
         width = self.session.get_outputs()[0].shape[-1]  # the export's vector width; the model's hidden size where left symbolic
         self.dim = width if isinstance(width, int) else int(json.loads((folder / "config.json").read_text())["hidden_size"])
 

@@ -115,7 +115,9 @@ class Retriever:
         if self.cfg.query.encoder == "onnx" and e.device == "cpu" and transformer:
             from kgwalk.embed.onnx import OnnxEmbedder
 
-            return OnnxEmbedder(model, threads=threads, int8=int8, spinning=False)
+            # int8: each text on its own, so a path's vector is the same whatever it is batched with (the table's
+            # order, a refresh's new paths) and the question's are on its scale (bench/results/prior_int8_alone.md)
+            return OnnxEmbedder(model, threads=threads, int8=int8, batch_size=1 if int8 else 64, spinning=False)
         # the corpus's int8 is a throughput trade; one question at a time gains nothing from it
         return make_embedder(model, e.device, precision="int8" if int8 else "float32" if e.precision == "int8" else e.precision)
 
