@@ -16,7 +16,7 @@ from kgwalk.config import SyntheticConf, load_config
 from kgwalk.errors import KgwalkError
 from kgwalk.query.corpus_paths import corpus_paths, embed_cached, path_questions, path_readings
 from kgwalk.query.synthetic import SyntheticPrior, peer_pairs
-from kgwalk.query.words import answer_noun, asks_for_peers, asks_when, content_words, expected_hops, focus_weights, linked_phrases, relation_mentions, relation_word_matches, same_stem, words_of
+from kgwalk.query.words import answer_noun, asks_for_a_peer, asks_for_peers, asks_when, content_words, expected_hops, focus_weights, linked_phrases, relation_mentions, relation_word_matches, same_stem, words_of
 from kgwalk.verbalize.template import TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
@@ -483,6 +483,9 @@ def test_peer_words_and_paths_that_come_back_by_their_relation():
     assert asks_for_peers("the actor E starred together with who")
     assert not asks_for_peers("in which country was the director of E born")  # "country" is no "co-" word
     assert not asks_for_peers("who directed E")
+    assert asks_for_a_peer("what other films were made by the directors E worked with")  # the answer is the peer
+    assert not asks_for_a_peer("the actors of the other films of the director of E")  # a peer on the way
+    assert not asks_for_a_peer("who else starred in E")  # E's other actors: one step
     assert peer_pairs(signature(["directed_by", "directed_by"], [False, True])) == [True]
     assert peer_pairs(signature(["starred_actors", "starred_actors", "has_genre"], [False, True, False])) == [True, False]
     assert peer_pairs(signature(["directed_by", "written_by"], [False, True])) == [False]  # another relation back: no shared node
@@ -505,7 +508,8 @@ def test_a_question_asking_for_peers_takes_the_path_back_through_a_shared_node(t
                               _settings(hop_weight=0.0, content_mix=0.0, center=False, peer=peer, peer_unasked=unasked))
 
     asked, unasked = "which other films share the director of E", "which films did the director of E make"
-    assert np.allclose(prior(0.2).peers(sigs, asked), 0.2 * (np.array([0, 1, 1]) - 2 / 3))  # a pair anywhere, centred
+    # "which other films": the answer is the peer, so the pair ends the path (a pair on the way: the next test); centred
+    assert np.allclose(prior(0.2).peers(sigs, asked), 0.2 * (np.array([0, 1, 0]) - 1 / 3))
     assert not prior(0.2).peers(sigs, unasked).any()  # unasked and no unasked weight: no term
     assert np.allclose(prior(0.2, 0.03).peers(sigs, unasked), -0.03 * (np.array([0, 1, 0]) - 1 / 3))  # only a pair at the end costs
     assert np.allclose(prior(0.0).shares(asked, np.array([[1.0, 0.0]], np.float32), walks), 1 / 2)  # off: the tie stays
@@ -561,6 +565,20 @@ def test_the_peers_asked_for_share_what_the_question_names(tmp_path, monkeypatch
     prior = SyntheticPrior([by_director, by_actors], TemplateVerbalizer({}), _Tie(), "peers-named", _settings(peer=0.2))
     assert np.allclose(prior.peers(sigs, "the cast of the other films of the director of E"), [0.1, -0.1])
     assert np.allclose(prior.peers(sigs, "who are in the other films of the people in E"), [0.0, 0.0])  # nothing named: both pairs
+
+
+def test_a_peer_asked_for_is_where_the_path_ends(tmp_path, monkeypatch):
+    """"what other films were made by the directors E worked with": the answer is the peer, so only a path ending in the
+    pair gains (E's films' directors' films), not one going on from it (the cast of E's director's films). Where the
+    peer is on the way ("the cast of the other films of the director of E"), a pair anywhere counts."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    ends = (["starred_actors", "directed_by", "directed_by"], [True, False, True])
+    goes_on = (["directed_by", "directed_by", "starred_actors"], [False, True, False])
+
+    sigs = [signature(*ends), signature(*goes_on)]
+    prior = SyntheticPrior([ends, goes_on], TemplateVerbalizer({}), _Tie(), "peer-asked", _settings(peer=0.2))
+    assert np.allclose(prior.peers(sigs, "what other films were made by the directors E worked with"), [0.1, -0.1])
+    assert np.allclose(prior.peers(sigs, "the cast of the other films of the director of E"), [0.0, 0.0])
 
 
 def _unit_rows(x: np.ndarray) -> np.ndarray:

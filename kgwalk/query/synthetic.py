@@ -19,7 +19,7 @@ from kgwalk.errors import KgwalkError
 from kgwalk.query.hits import WalkHit
 from kgwalk.query.corpus_paths import embed_cached, parse_signature, path_readings, phrase_words, read_corpus_paths, unit_vectors
 from kgwalk.query.temporal import label_year
-from kgwalk.query.words import answer_noun, asks_for_peers, asks_when, content_words, expected_hops, focus_weights, linked_phrases, relation_mentions, relation_word_matches, same_stem, words_of
+from kgwalk.query.words import answer_noun, asks_for_a_peer, asks_for_peers, asks_when, content_words, expected_hops, focus_weights, linked_phrases, relation_mentions, relation_word_matches, same_stem, words_of
 from kgwalk.verbalize.template import TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
@@ -273,14 +273,16 @@ class SyntheticPrior:
         """Per path, what reaching a peer of the topic is worth: a peer shares a node with the topic by one relation, so the
         path goes by some relation and comes straight back by it (E directed_by D, F directed_by D: a film with E's
         director). Where the question asks for peers (`asks_for_peers`: "which other films did the director of E make"),
-        a path with such a pair anywhere gains query.synthetic.peer, a pair on a relation the question names where it
-        names any (`relation_word_matches`); where it does not, a path ending in one (its answer a
-        peer: the other artists of E's record label for "which record label was E signed by") loses
-        query.synthetic.peer_unasked. A pair inside a path is how nested questions go on ("the films directed by the
+        a path with such a pair anywhere gains query.synthetic.peer (at its end where the answer is the peer,
+        `asks_for_a_peer`), a pair on a relation the question names where it names any (`relation_word_matches`); where
+        it does not, a path ending in one (its answer a peer: the other artists of E's record label for "which record
+        label was E signed by") loses query.synthetic.peer_unasked. A pair inside a path is how nested questions go on ("the films directed by the
         director of E"), so it costs nothing. Both less the mean over the paths."""
         s = self.settings
         if asks_for_peers(masked_question):
             weight, pairs = s.peer, [peer_pairs(sig) for sig in sigs]
+            if asks_for_a_peer(masked_question):  # "what other films ...": the answer is the peer, the pair ends the path
+                pairs = [[p and i == len(ps) - 1 for i, p in enumerate(ps)] for ps in pairs]
             # what the peers share is what the question names ("the other films of the director of E": a pair on
             # directed_by, not on starring); a question naming no relation (opaque names) takes a pair on any
             named = set().union(*self._named(masked_question))

@@ -160,6 +160,15 @@ def asks_for_peers(masked_question: str) -> bool:
     return any(w in PEER_WORDS or w.startswith("co-") for w in (t.lower() for t in WORD.findall(masked_question)))
 
 
+def asks_for_a_peer(masked_question: str) -> bool:
+    """Whether what the question asks for is itself a peer of the topic: its first wh-word followed by "other" ("what
+    other films were made by the directors E worked with"), not a peer on the way ("the actors of the other films of the
+    director of E"). Not "else": "who else starred in E" asks for E's other actors, one step."""
+    tokens = [w.lower() for w in WORD.findall(masked_question)]
+    wh = _first_wh(tokens)
+    return wh is not None and wh + 1 < len(tokens) and tokens[wh + 1] == "other"
+
+
 def relation_mentions(masked_question: str, matches: Callable[[str], dict[str, frozenset[str]]]) -> int:
     """How many relation steps the question names, counted on the words of the KG's relation phrases (`matches`: a word's
     `relation_word_matches`). Per relation, its words' most repeated one counts: "release year" is one mention of release_year,
