@@ -30,7 +30,9 @@ REQUEST_WORDS = frozenset({"can", "could", "would", "you", "me", "i", "tell", "p
 # "how much", "how many": they ask for an amount as "what" asks for a thing ("how much money did it cost to make E" is one
 # step, budget); "when" and "where" stay, as they name the answer's kind, a time or a place, that a step gives
 AMOUNT_WORDS = frozenset({"how", "much", "many"})
-_NO_STEP_WORDS = FUNCTION_WORDS | REQUEST_WORDS | GENERIC_NOUNS | AMOUNT_WORDS  # what `expected_hops` does not count
+# a verb's particle is part of the verb, one step with it: "in which years did E's films come out"
+VERB_PARTICLES = frozenset({"out", "up", "off"})
+_NO_STEP_WORDS = FUNCTION_WORDS | REQUEST_WORDS | GENERIC_NOUNS | AMOUNT_WORDS | VERB_PARTICLES  # what `expected_hops` does not count
 
 
 def is_content(word: str) -> bool:
