@@ -181,6 +181,7 @@ def test_a_question_that_names_more_relations_than_its_words_say_asks_for_more_s
     assert mentions("what is the imdb rating of E") == 1  # "imdb" goes to the relation that matches more of the question
     assert mentions("who is the director that directed E") == 1  # a relative clause restating its noun
     assert mentions("that directed E") == 1 and mentions("what is E about") == 0
+    assert mentions("who co-directed with E") == 2  # there and back: E's films, their other directors
     # the prior counts on its KG's relation phrases, and takes the larger of the two counts
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     mapped = TemplateVerbalizer({"written_by": ["was written by", "wrote"], "directed_by": ["was directed by", "directed"]})
@@ -485,9 +486,14 @@ def test_peer_words_and_paths_that_come_back_by_their_relation():
     assert asks_for_peers("the actor E starred together with who")
     assert not asks_for_peers("in which country was the director of E born")  # "country" is no "co-" word
     assert not asks_for_peers("who directed E")
-    assert asks_for_a_peer("what other films were made by the directors E worked with")  # the answer is the peer
-    assert not asks_for_a_peer("the actors of the other films of the director of E")  # a peer on the way
-    assert not asks_for_a_peer("who else starred in E")  # E's other actors: one step
+    # what is asked is the peer: after "other", a "co-" word, or the answer's word and then a word of sharing
+    for question in ("what other films were made by the directors E worked with", "who co-starred with E",
+                     "which movies share actors with E", "what are the films that have the same screenwriter of E",
+                     "who acted together with E", "who are movie co-writers of E"):
+        assert asks_for_a_peer(question), question
+    for question in ("the actors of the other films of the director of E", "who directed the films that share actors with E",
+                     "who else starred in E", "the actor E starred together with who"):  # a peer on the way; "else": E's actors; nothing after a last wh-word to read
+        assert not asks_for_a_peer(question), question
     assert peer_pairs(signature(["directed_by", "directed_by"], [False, True])) == [True]
     assert peer_pairs(signature(["starred_actors", "starred_actors", "has_genre"], [False, True, False])) == [True, False]
     assert peer_pairs(signature(["directed_by", "written_by"], [False, True])) == [False]  # another relation back: no shared node

@@ -25,6 +25,7 @@ GENERIC_NOUNS = frozenset({"name", "names", "kind", "type", "sort"})  # "what is
 # words asking for the topic's peers, things that share something with it ("which other films did the director of E make",
 # "films that share actors with E", "the actor E starred together with who"); a word with the prefix "co-" asks so too
 PEER_WORDS = frozenset({"other", "share", "shares", "shared", "same", "else", "also", "together"})
+SHARING_WORDS = frozenset({"share", "shares", "shared", "same", "together"})  # the peer is what comes before them
 # words of a request wrapped around the question ("can you tell me the name of the person who directed E"): no step's
 REQUEST_WORDS = frozenset({"can", "could", "would", "you", "me", "i", "tell", "please", "give", "show", "list", "know", "want", "like"})
 # "how much", "how many": they ask for an amount as "what" asks for a thing ("how much money did it cost to make E" is one
@@ -163,12 +164,20 @@ def asks_for_peers(masked_question: str) -> bool:
 
 
 def asks_for_a_peer(masked_question: str) -> bool:
-    """Whether what the question asks for is itself a peer of the topic: its first wh-word followed by "other" ("what
-    other films were made by the directors E worked with"), not a peer on the way ("the actors of the other films of the
-    director of E"). Not "else": "who else starred in E" asks for E's other actors, one step."""
+    """Whether what the question asks for is itself a peer of the topic, not a peer on the way: its first wh-word followed
+    by "other" ("what other films were made by the directors E worked with"), or its first content words after it a "co-"
+    word ("who co-starred with E") or the answer's noun or verb and then a word of sharing ("which movies share actors with
+    E", "what are the films that have the same screenwriter of E", "who acted together with E", "who are movie co-writers
+    of E"). Not "the actors of the other films of the director of E" or "who directed the films that share actors with E":
+    there the films are the peers. Not "else": "who else starred in E" asks for E's other actors, one step."""
     tokens = [w.lower() for w in WORD.findall(masked_question)]
     wh = _first_wh(tokens)
-    return wh is not None and wh + 1 < len(tokens) and tokens[wh + 1] == "other"
+    if wh is None:
+        return False
+    if tokens[wh + 1 : wh + 2] == ["other"]:
+        return True
+    first = [t for t in tokens[wh + 1 :] if is_content(t)][:2]
+    return any(t.startswith("co-") for t in first) or (len(first) == 2 and first[1] in SHARING_WORDS)
 
 
 def relation_mentions(masked_question: str, matches: Callable[[str], dict[str, frozenset[str]]]) -> int:
@@ -189,7 +198,7 @@ def relation_mentions(masked_question: str, matches: Callable[[str], dict[str, f
         repeats: dict[str, int] = {}
         for i, words in own.items():
             if not (i >= 2 and tokens[i - 1] in RELATIVE_PRONOUNS and i - 2 in own):
-                for w in words:
-                    repeats[w] = repeats.get(w, 0) + 1
+                for w in words:  # a "co-" word names its relation there and back: "co-starred", two steps
+                    repeats[w] = repeats.get(w, 0) + (2 if tokens[i].startswith("co-") else 1)
         mentions += max(repeats.values(), default=0)
     return mentions
