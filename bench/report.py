@@ -1,4 +1,5 @@
-"""What every benchmark result carries: the machine, the versions, and one place to save it."""
+"""What every benchmark result carries: the machine, the versions, and one place to save it; and the kgwalk it
+measures, the checkout it sits in (every script imports this module before kgwalk)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,15 @@ import subprocess
 import sys
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+
+# Run from a git worktree without PYTHONPATH, a script (and the kgwalk commands it starts) would import the editable
+# install's checkout, whatever that holds at the time, and report the worktree's commit beside it. An explicit
+# PYTHONPATH (a snapshot's: bench/common.py's source_env, bench/query_ab.py's trees) still decides.
+CHECKOUT = Path(__file__).resolve().parents[1]
+if not os.environ.get("PYTHONPATH"):
+    os.environ["PYTHONPATH"] = str(CHECKOUT)
+    sys.path.insert(0, str(CHECKOUT))
+
 
 def git_head(folder: str | Path) -> str:
     """The short commit checked out in `folder` (a checkout of kgwalk a benchmark runs), "unknown" outside git."""

@@ -4,6 +4,8 @@ package (bench/, tests/, jobs/, pipelines/) import each other by module name, wh
 does not see: their graphs are checked here, so no import cycle runs anywhere in the tree."""
 
 import ast
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -81,6 +83,39 @@ def test_no_import_cycle_among_the_scripts(folder):
     graph = sibling_imports(REPO / folder)
     assert graph, folder
     assert not cycle(graph), " -> ".join(cycle(graph))
+
+
+def _top_level_modules(path: Path) -> list[str]:
+    """The modules `path` imports at its top level, in order."""
+    found = []
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.append(node.module)
+    return found
+
+
+def test_a_benchmark_measures_the_checkout_it_sits_in(tmp_path):
+    """bench/report.py puts its own checkout first where PYTHONPATH names none, so a script run from a git worktree (and
+    the kgwalk commands it starts) imports that worktree's kgwalk, not the editable install's; an explicit PYTHONPATH
+    still decides. It works only if every script imports common or report before kgwalk."""
+    for path in sorted((REPO / "bench").glob("*.py")):
+        roots = [m.split(".")[0] for m in _top_level_modules(path)]
+        if "kgwalk" in roots:
+            local = [i for i, m in enumerate(roots) if m in ("common", "report")]
+            assert local and local[0] < roots.index("kgwalk"), f"{path.name} imports kgwalk before report/common"
+    checkout = tmp_path / "checkout"
+    (checkout / "bench").mkdir(parents=True)
+    (checkout / "kgwalk").mkdir()
+    (checkout / "kgwalk" / "__init__.py").write_text("")
+    shutil.copy(REPO / "bench" / "report.py", checkout / "bench")
+    show = "import os, report, kgwalk; print(kgwalk.__file__); print(os.environ['PYTHONPATH'])"
+    bare = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    for env, expected in ((bare, checkout), ({**bare, "PYTHONPATH": str(REPO)}, REPO)):
+        run = subprocess.run([sys.executable, "-c", show], cwd=checkout / "bench", env=env, capture_output=True, text=True, check=True)
+        imported, pythonpath = run.stdout.split()
+        assert Path(imported) == expected / "kgwalk" / "__init__.py" and Path(pythonpath) == expected
 
 
 def test_benchmarks_share_code_through_common_and_report_only():
