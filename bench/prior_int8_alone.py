@@ -20,6 +20,7 @@ from report import save_report
 from kgwalk.config import load_config
 from kgwalk.embed.onnx import OnnxEmbedder
 from kgwalk.query.corpus_paths import path_readings, read_corpus_paths
+from kgwalk.query.synthetic import reading_verbalizers
 from kgwalk.query.words import content_words
 from kgwalk.verbalize.template import TemplateVerbalizer
 
@@ -31,8 +32,7 @@ def path_texts(warehouse: str, name: str) -> tuple[int, list[str]]:
     whole and as content words)."""
     cfg = load_config(None, [], warehouse=warehouse, name=name)
     paths = read_corpus_paths(cfg.table("walks"), cfg.table("relations"))
-    verbalizer = TemplateVerbalizer(cfg.verbalize.phrases)
-    verbalizers = [verbalizer, TemplateVerbalizer({})] if verbalizer.phrase_map else [verbalizer]
+    verbalizers = reading_verbalizers(TemplateVerbalizer(cfg.verbalize.phrases))
     texts = [q for r, i in paths for q in path_readings(r, i, verbalizers)]
     return len(paths), texts + [content_words(t) for t in texts]
 

@@ -4,6 +4,7 @@ small KG with relation names as real KGs spell them (the synthetic KG's), automa
 a real sentence embedder, and plain questions generated per relation path."""
 
 import dataclasses
+from collections.abc import Callable
 import random
 
 import numpy as np
@@ -562,6 +563,13 @@ def test_a_path_taking_the_relation_the_question_names_wins(tmp_path, monkeypatc
         load_config(overrides=["query.synthetic.named=-0.2"])
 
 
+def _peer_terms(*paths: tuple[list[str], list[bool]]) -> Callable[[str], np.ndarray]:
+    """A question -> the peer term of each of `paths` (peer 0.2), under a prior whose cosines tie."""
+    prior = SyntheticPrior(list(paths), TemplateVerbalizer({}), _Tie(), "peers", _settings(peer=0.2))
+    sigs = [signature(*path) for path in paths]
+    return lambda question: prior.peers(sigs, question)
+
+
 def test_the_peers_asked_for_share_what_the_question_names(tmp_path, monkeypatch):
     """"the actors of the other films of the director of E": both paths go back through a shared node, E's director's or
     E's actors'; the question names directing, so only the pair on directed_by counts. Naming none, any pair would."""
@@ -569,10 +577,9 @@ def test_the_peers_asked_for_share_what_the_question_names(tmp_path, monkeypatch
     by_director = (["directed_by", "directed_by", "starred_actors"], [False, True, False])
     by_actors = (["starred_actors", "starred_actors", "directed_by"], [False, True, False])
 
-    sigs = [signature(*by_director), signature(*by_actors)]
-    prior = SyntheticPrior([by_director, by_actors], TemplateVerbalizer({}), _Tie(), "peers-named", _settings(peer=0.2))
-    assert np.allclose(prior.peers(sigs, "the cast of the other films of the director of E"), [0.1, -0.1])
-    assert np.allclose(prior.peers(sigs, "who are in the other films of the people in E"), [0.0, 0.0])  # nothing named: both pairs
+    peers = _peer_terms(by_director, by_actors)
+    assert np.allclose(peers("the cast of the other films of the director of E"), [0.1, -0.1])
+    assert np.allclose(peers("who are in the other films of the people in E"), [0.0, 0.0])  # nothing named: both pairs
 
 
 def test_a_peer_asked_for_is_where_the_path_ends(tmp_path, monkeypatch):
@@ -583,10 +590,9 @@ def test_a_peer_asked_for_is_where_the_path_ends(tmp_path, monkeypatch):
     ends = (["starred_actors", "directed_by", "directed_by"], [True, False, True])
     goes_on = (["directed_by", "directed_by", "starred_actors"], [False, True, False])
 
-    sigs = [signature(*ends), signature(*goes_on)]
-    prior = SyntheticPrior([ends, goes_on], TemplateVerbalizer({}), _Tie(), "peer-asked", _settings(peer=0.2))
-    assert np.allclose(prior.peers(sigs, "what other films were made by the directors E worked with"), [0.1, -0.1])
-    assert np.allclose(prior.peers(sigs, "the cast of the other films of the director of E"), [0.0, 0.0])
+    peers = _peer_terms(ends, goes_on)
+    assert np.allclose(peers("what other films were made by the directors E worked with"), [0.1, -0.1])
+    assert np.allclose(peers("the cast of the other films of the director of E"), [0.0, 0.0])
 
 
 def _unit_rows(x: np.ndarray) -> np.ndarray:

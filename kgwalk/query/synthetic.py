@@ -33,6 +33,12 @@ def peer_pairs(sig: str) -> list[bool]:
     return [rels[i] == rels[i + 1] and inverse[i] != inverse[i + 1] for i in range(len(rels) - 1)]
 
 
+def reading_verbalizers(verbalizer: TemplateVerbalizer) -> list[TemplateVerbalizer]:
+    """What the prior reads a relation path with: the phrase map's phrases, then the relation names' own (automatic
+    phrases) where a map changes them."""
+    return [verbalizer, TemplateVerbalizer({})] if verbalizer.phrase_map else [verbalizer]
+
+
 class SyntheticPrior:
     """Question vectors by path (signature); `rerank` has the labelled PathPrior's interface."""
 
@@ -42,8 +48,7 @@ class SyntheticPrior:
         terms come from `words_embedder` (`words_model`'s; the prior's own embedder and model when None)."""
         self.settings = s = settings
         self.embedder = embedder
-        # the phrase map's readings, then the relation names' own (automatic phrases) where a map changes them
-        self.verbalizers = [verbalizer, TemplateVerbalizer({})] if verbalizer.phrase_map else [verbalizer]
+        self.verbalizers = reading_verbalizers(verbalizer)
         self.readings = 2 * len(self.verbalizers)
         self.words_embedder = words_embedder or embedder
         self.questions = {signature(r, i): path_readings(r, i, self.verbalizers) for r, i in paths}
