@@ -5,6 +5,8 @@ KG (`kgwalk synth`) and for MetaQA's KB, and the renamings that give each KG ano
   parentheses, punctuation: "(2003 film)", "Inc.", "S.A.", ": Origins", "$12.50").
 * synth-dbpedia: the same graph and questions, labels spelt with underscores ("The_Silent_Harbor_(2003_film)")
   and relations named as DBpedia's ontology names them (birthPlace, team, keyPerson).
+* synth-places: the same graph and questions, its made-up countries and cities named after real ones
+  (kgwalk/eval/real_places.py): a real KG's place names tell a country from a city, made-up ones do not.
 * metaqa-dotted: MetaQA's KB with Freebase-style dotted relations (film.film.directed_by).
 * metaqa-opaque: MetaQA's KB with Wikidata-style opaque ids (P57).
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kgwalk.eval.devsets import ANY, Conjunction, DevSet, Kb, Kind, PathQuestions, generate, path, step
+from kgwalk.eval.real_places import real_place_names
 
 P = PathQuestions
 
@@ -242,11 +245,14 @@ def _renamed(names: dict[str, str]) -> Callable[[str], str]:
 
 
 def synth_sets(triples: list[tuple[str, str, str]], seed: int, per_path: int, per_conjunction: int, hub_degree: int | None) -> list[DevSet]:
-    """synth and synth-dbpedia, from the triples of a `kgwalk synth` graph."""
+    """synth, synth-dbpedia and synth-places, from the triples of a `kgwalk synth` graph."""
     questions = generate(Kb(triples), SYNTH_PATHS, SYNTH_CONJUNCTIONS, seed, per_path, per_conjunction, hub_degree)
+    places = real_place_names(triples)
     return [DevSet("synth", triples, questions, seed),
             DevSet("synth-dbpedia", triples, questions, seed, _renamed(DBPEDIA), underscored,
-                   ["synth's graph and questions; labels with underscores for spaces, DBpedia-style relation names"])]
+                   ["synth's graph and questions; labels with underscores for spaces, DBpedia-style relation names"]),
+            DevSet("synth-places", triples, questions, seed, label=lambda label: places.get(label, label),
+                   notes=["synth's graph and questions; its countries and cities named after real ones (GeoNames)"])]
 
 
 def metaqa_sets(triples: list[tuple[str, str, str]], seed: int, per_path: int, per_conjunction: int, hub_degree: int | None) -> list[DevSet]:
