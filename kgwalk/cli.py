@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable
 from contextlib import closing
 from dataclasses import asdict
+from pathlib import Path
 from types import ModuleType
 
 from kgwalk.config import Config, load_config
@@ -85,6 +86,8 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--json", action="store_true", help="print JSON for programs")
     e.add_argument("--answer", action="store_true", help="also answer with the configured LLM (answer.*): Hits@1, accurate, hallucinated, missing")
     e.add_argument("--plain", action="store_true", help="ask the questions as users type them: the topics' [brackets] dropped")
+    e.add_argument("--misses", metavar="FILE", help="write each question whose best walk misses to FILE (JSON Lines): what ranked first, "
+                                                   "and the best-ranked walk to an answer; the commonest pairs are printed")
     s = sub.add_parser("synth", help="write a synthetic CRAG-like KG (movie, music, sports, finance, open domains)")
     s.add_argument("--edges", required=True, help="number of triples: 250000, 250k, 1M, 10M ...")
     s.add_argument("--out", required=True, help="output file: .parquet (recommended), .tsv or .txt (pipe-separated)")
@@ -280,6 +283,7 @@ def _eval(args: argparse.Namespace) -> int:
 
     cfg = config_from_args(args)
     check_kg_exists(cfg)
+    misses_file = _misses_file(args.misses)
     if args.dataset == "metaqa":
         from kgwalk.eval.metaqa import missing_topics_warning
         from kgwalk.storage import read_table
@@ -298,14 +302,49 @@ def _eval(args: argparse.Namespace) -> int:
     answerer = Answerer(cfg, retriever=retriever) if args.answer else None
     with closing(retriever):  # all an Answerer holds open is its retriever
         retriever.warm_up()  # the timed questions start as a server's do
+        misses: dict[str, list[dict[str, object]]] | None = {name: [] for name in sets} if misses_file else None
         with long_lived_frozen():
-            scores = {name: scorer.score_retrieval(retriever, questions, hops, answerer=answerer, plain=args.plain)
+            scores = {name: scorer.score_retrieval(retriever, questions, hops, answerer=answerer, plain=args.plain,
+                                                   misses=misses[name] if misses is not None else None)
                       for name, (hops, questions) in sets.items()}
+    if misses_file and misses is not None:
+        _write_misses(misses_file, misses)
     if args.json:
         print(json.dumps([asdict(s) | extra[name] | {"rerank": retriever.rerank} for name, s in scores.items()]))
     else:
         _print_scores(heading, cfg, retriever.rerank, column, list(scores.items()))
+        if misses_file and misses is not None:
+            _print_misses(misses_file, misses, sum(s.questions for s in scores.values()))
     return 0
+
+
+def _misses_file(path: str | None) -> Path | None:
+    """--misses' file, checked before anything loads: its folder must exist and it must not be one."""
+    if not path:
+        return None
+    target = Path(path)
+    if target.is_dir() or not target.parent.is_dir():
+        raise KgwalkError(f"eval: --misses {path}: " + ("is a folder" if target.is_dir() else f"no folder {target.parent}"))
+    return target
+
+
+def _write_misses(path: Path, misses: dict[str, list[dict[str, object]]]) -> None:
+    """One JSON object a line, each with its question set ("set": the file, or MetaQA's hop count); written whole or not at all."""
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text("".join(json.dumps({"set": name} | record) + "\n" for name, records in misses.items() for record in records),
+                       encoding="utf-8")
+    partial.replace(path)
+
+
+def _print_misses(path: Path, misses: dict[str, list[dict[str, object]]], questions: int) -> None:
+    from kgwalk.eval.questions import common_misses
+
+    records = [r for rs in misses.values() for r in rs]
+    print(f"\n{len(records):,} of {questions:,} questions missed (best walk's end no gold answer), written to {path}")
+    if records:
+        print("most common: count, best walk's relation path -> the best-ranked path to an answer ('-': none shown), an example")
+        for count, best, reaching, example in common_misses(records):
+            print(f"{count:>6,}  {best} -> {reaching}  e.g. {example!r}")
 
 
 def _status(args: argparse.Namespace) -> int:

@@ -10,7 +10,8 @@ import pytest
 
 from kgwalk.cli import main, run
 from kgwalk.errors import KgwalkError
-from kgwalk.eval.questions import KgLabels, label_id, parse_line, read_question_lines
+from kgwalk.eval.questions import KgLabels, Question, common_misses, label_id, miss_record, parse_line, read_question_lines
+from kgwalk.query.hits import NodeHit, Retrieval, WalkHit
 
 TRIPLES = [
     ("Kismet", "directed_by", "William Dieterle"),
@@ -121,3 +122,59 @@ def test_metaqa_reads_question_lines_the_same_way(tmp_path):
     (tmp_path / "qa.txt").write_text("who directed [Kismet]\tWilliam Dieterle\nbroken line\n")
     with pytest.raises(KgwalkError, match="line 2: no tab"):
         read_question_lines(tmp_path / "qa.txt")
+
+
+def _walk(walk_id: int, score: float, nodes: list[int], labels: list[str], signature: str, also: list[int] | None = None) -> WalkHit:
+    return WalkHit(walk_id, score, "walk", "", nodes, labels, [], signature, score, also or [])
+
+
+def test_a_miss_record_says_what_ranked_first_and_how_far_an_answer_was():
+    question = Question("who directed [Kismet]", topic=1, answers=frozenset({3}), answer_labels=("William Dieterle",))
+    wrong = _walk(10, 0.9, [1, 2], ["Kismet", "Ronald Colman"], "starred_actors>")
+    through = _walk(11, 0.8, [1, 3, 4], ["Kismet", "William Dieterle", "Juarez"], "directed_by>|<directed_by")
+    result = Retrieval("who directed Kismet", [NodeHit(1, "Kismet", 1.0, walks=[through, wrong])], {}, best=wrong)
+    record = miss_record(question, "who directed Kismet", result)
+    assert record == {"question": "who directed Kismet", "answers": ["William Dieterle"], "answer_count": 1, "topics_found": True,
+                      "best_path": "starred_actors>", "best_end": "Ronald Colman",
+                      "answer_path": "directed_by>",  # the walk through the answer, cut there
+                      "answer_in_context": True}
+    listed = _walk(11, 0.8, [1, 5], ["Kismet", "Salome"], "written_by>", also=[3])  # the answer in its answer-set list only
+    elsewhere = Retrieval("q", [NodeHit(7, "Juarez", 0.5, walks=[wrong, listed])], {}, best=wrong)
+    record = miss_record(question, "q", elsewhere)
+    assert record["answer_path"] == "written_by>" and record["answer_in_context"] and not record["topics_found"]
+    nothing = miss_record(question, "q", Retrieval("q", [NodeHit(1, "Kismet", 1.0, walks=[wrong])], {}, best=wrong))
+    assert nothing["answer_path"] is None and not nothing["answer_in_context"]
+    pairs = common_misses([record, nothing, nothing])
+    assert pairs == [(2, "starred_actors>", "-", "q"), (1, "starred_actors>", "written_by>", "q")]
+
+
+def test_eval_writes_each_miss_and_prints_the_commonest(files, tmp_path, capsys):
+    cfg, root = files
+    out = tmp_path / "misses.jsonl"
+    assert run(_eval(cfg, "--file", str(root / "good.txt"), "--file", str(root / "unknown.txt"), "--plain", "--json",
+                     "--misses", str(out))) == 0
+    rows = json.loads(capsys.readouterr().out)
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    for row in rows:  # one record per question whose best walk missed, no more
+        mine = [r for r in records if r["set"] == row["file"]]
+        assert len(mine) == round(row["questions"] * (1 - row["extractive_hits1"]))
+    assert records and all(set(r) == {"set", "question", "answers", "answer_count", "topics_found", "best_path", "best_end",
+                                      "answer_path", "answer_in_context"} for r in records)
+    assert all(r["topics_found"] or r["question"] == "who directed Nowhere Film" for r in records)  # the one topic not in the KG
+    assert not list(tmp_path.glob("*.partial"))
+
+    assert run(_eval(cfg, "--file", str(root / "unknown.txt"), "--plain", "--misses", str(out))) == 0  # replaces the file
+    text = capsys.readouterr().out.splitlines()
+    again = out.read_text().splitlines()
+    assert f"{len(again)} of 3 questions missed (best walk's end no gold answer), written to {out}" in text
+    shown = text[text.index(next(line for line in text if line.startswith("most common"))) + 1:]
+    assert sum(int(line.split()[0]) for line in shown) == len(again)  # every pair, each with its count, fewer than 5 here
+
+
+@pytest.mark.parametrize("where, message", [("nowhere/misses.jsonl", "no folder"), (".", "is a folder")])
+def test_a_misses_file_that_cannot_be_written_is_a_one_line_error(files, tmp_path, capsys, where, message):
+    cfg, root = files
+    with pytest.raises(SystemExit) as exit_:
+        main(_eval(cfg, "--file", str(root / "good.txt"), "--misses", str(tmp_path / where)))
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and message in err and len(err.strip().splitlines()) == 1

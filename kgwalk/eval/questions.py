@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import re
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -25,8 +27,12 @@ import pyarrow.compute as pc
 from kgwalk.errors import KgwalkError
 from kgwalk.kg.ids import hash64, normalize_label
 
+if TYPE_CHECKING:
+    from kgwalk.query.hits import Retrieval
+
 TOPIC = re.compile(r"\[([^\[\]]+)\]")
 LINE_FORMAT = "`question with [topic]<TAB>answer|answer`"
+MISS_ANSWERS = 5  # gold labels a miss record lists (answer_count has them all)
 
 
 @dataclass(frozen=True)
@@ -217,10 +223,47 @@ def names_answer(reply: str, labels: list[str]) -> bool:
     return any(label.casefold() in reply for label in labels)
 
 
+def miss_record(question: Question, asked: str, result: Retrieval) -> dict[str, object]:
+    """Why a question's best walk ends in no gold answer, as far as the retrieval tells: what it ranked first, and the
+    relation path of the best-ranked shown walk to an answer, if any (`_path_to_answer`). The pairs of
+    relation paths are what to read across a file's misses: "keyPerson> ranked below stockExchange> for 'who is
+    the CEO of E'" says the questions word a relation as its name does not (a `verbalize.phrases` entry mends that)."""
+    best, walks = result.best, result.walks
+    found = {n.id for n in result.nodes}
+    return {"question": asked, "answers": list(question.answer_labels[:MISS_ANSWERS]), "answer_count": len(question.answers),
+            "topics_found": all(t in found for t in question.topics),
+            "best_path": best.signature if best else None, "best_end": best.node_labels[-1] if best else None,
+            "answer_path": _path_to_answer(walks, question.answers),
+            "answer_in_context": bool(question.answers.intersection(n for w in walks for n in (*w.nodes, *w.also)))}
+
+
+def _path_to_answer(walks: list, answers: frozenset[int]) -> str | None:
+    """The relation path from its root to an answer of the best-ranked walk that reaches one: on the walk (cut where
+    the answer is), else in its answer-set list."""
+    for w in walks:
+        at = next((i for i, node in enumerate(w.nodes) if i and node in answers), None)
+        if at is not None:
+            return "|".join(w.signature.split("|")[:at])
+    return next((w.signature for w in walks if answers.intersection(w.also)), None)
+
+
+def common_misses(records: list[dict[str, object]], top: int = 5) -> list[tuple[int, str, str, str]]:
+    """The most frequent (best path, path to an answer) pairs among miss records: (count, best path, answer path,
+    an example question), most frequent first; "-" where a record has no such path."""
+    keys = [(str(r["best_path"] or "-"), str(r["answer_path"] or "-")) for r in records]
+    pairs = Counter(keys)
+    example: dict[tuple[str, str], str] = {}
+    for key, r in zip(keys, records):
+        example.setdefault(key, str(r["question"]))
+    return [(count, best, reaching, example[(best, reaching)]) for (best, reaching), count in pairs.most_common(top)]
+
+
 def score_retrieval(retriever, questions: list[Question], hops: int | None = None, k_nodes: int | None = None,
-                    k_walks: int | None = None, answerer=None, plain: bool = False) -> RetrievalScores:
+                    k_walks: int | None = None, answerer=None, plain: bool = False,
+                    misses: list[dict[str, object]] | None = None) -> RetrievalScores:
     """Retrieval scores for these questions (as users type them with `plain`); with an
-    `answerer`, the LLM's too, one call per question."""
+    `answerer`, the LLM's too, one call per question. `misses`, where given, gets a `miss_record`
+    for each question whose best walk's end is no gold answer."""
     from kgwalk.query.answer import context_text
 
     topic = context = hits1 = multi = 0
@@ -243,7 +286,10 @@ def score_retrieval(retriever, questions: list[Question], hops: int | None = Non
             multi += 1
             multi_share += share
         chars += len(context_text(result))
-        hits1 += result.best is not None and result.best.end_node in q.answers
+        hit = result.best is not None and result.best.end_node in q.answers
+        hits1 += hit
+        if misses is not None and not hit:
+            misses.append(miss_record(q, text, result))
     n = max(len(questions), 1)
     scores = RetrievalScores(hops, len(questions), topic / n, context / n, hits1 / n, time.perf_counter() - start,
                              answer_recall=answer_share / n, multi_answer_recall=multi_share / max(multi, 1),
