@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -51,6 +52,18 @@ def kgwalk_commit() -> str:
     import kgwalk as package
 
     return git_head(Path(package.__file__).parent)
+
+
+def build_under_lock(kb: Path, warehouse: Path, name: str, settings: list[str] | None = None) -> float:
+    """`kgwalk build` of `kb` into `warehouse` as `name` (at its defaults, plus `settings`), under the heavy-work lock and
+    niced, by this interpreter's kgwalk; its output in <warehouse>/<name>.log. The seconds it took."""
+    warehouse.mkdir(parents=True, exist_ok=True)
+    extra = [a for kv in settings or [] for a in ("--set", kv)]
+    start = time.perf_counter()
+    with open(warehouse / f"{name}.log", "w") as log:
+        subprocess.run(["flock", HEAVY_LOCK, "nice", "-n", "5", sys.executable, "-m", "kgwalk.cli", "build", "--kg", str(kb),
+                        "--warehouse", str(warehouse), "--name", name, *extra], check=True, stdout=log, stderr=subprocess.STDOUT, cwd=REPO)
+    return time.perf_counter() - start
 
 
 def eval_under_lock(args: list[str], settings: list[str], source: Path | None = None) -> list[dict]:

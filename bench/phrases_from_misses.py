@@ -16,26 +16,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import yaml
-from common import HEAVY_LOCK, REPO, eval_under_lock
+from common import build_under_lock, eval_under_lock
 from report import save_report
 
 FILES = ("dev-1hop.txt", "dev-2hop.txt", "dev-3hop.txt", "dev-conj.txt", "held-1hop.txt", "held-2hop.txt", "held-3hop.txt", "held-conj.txt")
-
-
-def build(kb: Path, warehouse: Path, name: str, phrases: str) -> float:
-    warehouse.mkdir(parents=True, exist_ok=True)
-    start = time.perf_counter()
-    with open(warehouse / f"{name}.log", "w") as log:
-        subprocess.run(["flock", HEAVY_LOCK, "nice", "-n", "5", sys.executable, "-m", "kgwalk.cli", "build", "--kg", str(kb),
-                        "--warehouse", str(warehouse), "--name", name, "--set", f"verbalize.phrases={phrases}"],
-                       check=True, stdout=log, stderr=subprocess.STDOUT, cwd=REPO)
-    return time.perf_counter() - start
 
 
 def scores(warehouse: Path, name: str, files: list[Path], phrases: str | None) -> dict[str, dict]:
@@ -55,7 +42,7 @@ def main() -> None:
     phrases = json.dumps(yaml.safe_load(args.phrases.read_text()))
     folder = Path(args.data) / args.name
     files = [folder / f for f in FILES]
-    seconds = build(folder / "kb.txt", args.scratch, args.name, phrases)
+    seconds = build_under_lock(folder / "kb.txt", args.scratch, args.name, [f"verbalize.phrases={phrases}"])
     before = scores(Path(args.warehouse), args.name, files, None)
     after = scores(args.scratch, args.name, files, phrases)
     lines = ["Zero-shot (the synthetic prior), plain questions; Hits@1 extractive, in %; recall: context recall@3.", "",

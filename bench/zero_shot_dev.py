@@ -38,21 +38,17 @@ import argparse
 import hashlib
 import json
 import re
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pyarrow as pa
 
-from common import DATA, DEV_SETS, HEAVY_LOCK, REPO, eval_under_lock
+from common import DATA, DEV_SETS, build_under_lock, eval_under_lock
 from report import save_report
 
 from kgwalk.eval.metaqa import AnswerReachability, load_questions, question_file
 from kgwalk.eval.questions import Question, load_kg_questions, read_question_lines, sample
 from kgwalk.storage import read_table, scan
 
-KGWALK = [sys.executable, "-m", "kgwalk.cli"]
 FILES = [f"{split}-{group}.txt" for split in ("dev", "held") for group in ("1hop", "2hop", "3hop", "conj")]
 
 
@@ -66,12 +62,7 @@ def build(data: Path, warehouse: Path, name: str) -> float | None:
     marker = warehouse / f"{name}.built"
     if marker.exists() and json.loads(marker.read_text())["kb"] == _digest(kb):
         return json.loads(marker.read_text())["seconds"]
-    warehouse.mkdir(parents=True, exist_ok=True)
-    start = time.perf_counter()
-    with open(warehouse / f"{name}.log", "w") as log:
-        subprocess.run(["flock", HEAVY_LOCK, "nice", "-n", "5", *KGWALK, "build", "--kg", str(kb), "--warehouse", str(warehouse), "--name", name],
-                       check=True, stdout=log, stderr=subprocess.STDOUT, cwd=REPO)
-    seconds = time.perf_counter() - start
+    seconds = build_under_lock(kb, warehouse, name)
     marker.write_text(json.dumps({"kb": _digest(kb), "seconds": seconds}))
     return seconds
 
