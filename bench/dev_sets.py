@@ -3,7 +3,8 @@ questions, generated from hand-written templates with answers computed from the 
 
     .venv/bin/python bench/dev_sets.py --out /tmp/devsets/data [--seed 0]
 
-writes, per set (synth, synth-dbpedia, synth-places, metaqa-dotted, metaqa-opaque; kgwalk/eval/dev_templates.py):
+writes, per set (synth, synth-dbpedia, synth-places, metaqa-dotted, metaqa-opaque: kgwalk/eval/dev_templates.py; people:
+kgwalk/eval/people.py):
 
     <out>/<set>/kb.txt                       head|relation|tail
     <out>/<set>/dev.txt, held.txt            1- to 3-step questions, `question with [topic]<TAB>answer|answer`
@@ -29,6 +30,7 @@ from common import DATA
 
 from kgwalk.eval.dev_templates import metaqa_sets, synth_sets
 from kgwalk.eval.devsets import DevSet, read_triples
+from kgwalk.eval.people import people_sets
 from kgwalk.kg.synth import parse_size, synth_kg
 
 GROUPS = ("1-hop", "2-hop", "3-hop", "conj")
@@ -79,6 +81,7 @@ def main() -> None:
     synth = list(zip(*(table.column(c).to_pylist() for c in ("head", "relation", "tail"))))
     sets = synth_sets(synth, args.seed, args.per_path, args.per_conjunction, hubs)
     sets += metaqa_sets(list(read_triples(Path(args.metaqa) / "kb.txt")), args.seed, args.per_path, args.per_conjunction, hubs)
+    sets += people_sets(args.seed, args.per_path, args.per_conjunction, hubs)
     out = Path(args.out)
     for s in sets:
         counts = s.stats()["questions"]

@@ -44,6 +44,33 @@ def _geonames() -> tuple[dict[str, dict], dict[str, dict]]:
     return cache.get_countries(), cache.get_cities()
 
 
+def cities_by_country() -> dict[str, list[str]]:
+    """Real country name -> its cities' names, the capital first, then by population; no name in two countries (the
+    more populous city keeps it)."""
+    real_countries, real_cities = _geonames()
+    by_iso = _cities_by_iso(real_countries, real_cities)
+    taken: set[str] = set()
+    out: dict[str, list[str]] = {}
+    for iso, info in sorted(real_countries.items()):
+        names = [n for n in by_iso.get(iso, []) if n not in taken]
+        taken.update(names)
+        out[info["name"]] = names
+    return out
+
+
+def _cities_by_iso(real_countries: dict[str, dict], real_cities: dict[str, dict]) -> dict[str, list[str]]:
+    """Country code -> its cities' names, the capital first (spelt "Brasilia" as a country's, "Brasília" as a city), then by
+    population."""
+    by_iso: dict[str, list[str]] = {}
+    for row in sorted(real_cities.values(), key=lambda c: (-c["population"], c["geonameid"])):
+        by_iso.setdefault(row["countrycode"], []).append(row["name"])
+    for iso, info in real_countries.items():
+        listed = by_iso.get(iso, [])
+        capitals = [n for n in listed if _unaccented(n) == _unaccented(info["capital"])][:1]
+        by_iso[iso] = capitals + [n for n in listed if n not in capitals]
+    return by_iso
+
+
 def real_place_names(triples: Iterable[tuple[str, str, str]]) -> dict[str, str]:
     """Made-up place label -> real name, for the countries and cities of a `kgwalk synth` graph's triples.
     Deterministic: the same triples give the same names."""
@@ -64,13 +91,7 @@ def real_place_names(triples: Iterable[tuple[str, str, str]]) -> dict[str, str]:
     taken = {n for h, _, t in triples for n in (h, t)} - countries - cities  # the labels that stay
 
     real_countries, real_cities = _geonames()
-    by_country: dict[str, list[str]] = {}
-    for row in sorted(real_cities.values(), key=lambda c: (-c["population"], c["geonameid"])):
-        by_country.setdefault(row["countrycode"], []).append(row["name"])
-    for iso, info in real_countries.items():  # the capital first (spelt "Brasilia" there, "Brasília" as a city)
-        listed = by_country.get(iso, [])
-        capitals = [n for n in listed if _unaccented(n) == _unaccented(info["capital"])][:1]
-        by_country[iso] = capitals + [n for n in listed if n not in capitals]
+    by_country = _cities_by_iso(real_countries, real_cities)
 
     names: dict[str, str] = {}
     free = dict(real_countries)

@@ -1,0 +1,180 @@
+"""The people development set: a KG of families (spouses, parents and children) with real place
+names, and nested questions over it ("what is the nationality of the spouse of the father of X").
+
+synth's people have a birthplace and a citizenship but no kin, and its questions nest across
+domains (the CEO of the company that produced a film). A KG about people nests within one kind:
+a person's spouse's parent's birthplace, every step from a person to a person until the last. Its
+relation names are bare nouns (`spouse`, `parents`, `nationality`), some relations are each
+other's inverse (`parents`, `children`) and one is its own (`spouse`), so a path and its mirror
+reach the same people. Names are real first names and surnames, places real countries and cities
+(GeoNames, `kgwalk/eval/real_places.py`).
+
+The graph: couples with zero to four children, three generations deep; each person with a
+gender, a nationality (mostly the parents'), a place of birth (a city of that country, mostly), a
+profession and, for some, an institution they studied at; each city located in its country.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kgwalk.eval.devsets import ANY, Conjunction, DevSet, Kb, Kind, PathQuestions, generate, path
+from kgwalk.eval.real_places import cities_by_country
+
+P = PathQuestions
+
+FIRST = {
+    "male": (
+        "James", "John", "Robert", "Michael", "William", "David", "Richard", "Joseph", "Thomas", "Charles", "Daniel",
+        "Matthew", "Anthony", "Mark", "Paul", "Steven", "Andrew", "Kenneth", "Joshua", "Kevin", "Brian", "George", "Edward",
+        "Ronald", "Timothy", "Jason", "Jeffrey", "Ryan", "Jacob", "Gary", "Nicholas", "Eric", "Jonathan", "Stephen",
+        "Larry", "Justin", "Scott", "Brandon", "Benjamin", "Samuel", "Gregory", "Frank", "Alexander", "Raymond", "Patrick",
+        "Jack", "Dennis", "Jerry", "Tyler", "Aaron", "Henry", "Carlos", "Luis", "Pierre", "Hans", "Giovanni", "Kenji",
+        "Ivan", "Omar", "Rahul", "Lars"
+    ),
+    "female": (
+        "Mary", "Patricia", "Jennifer", "Linda", "Elizabeth", "Barbara", "Susan", "Jessica", "Sarah", "Karen", "Nancy",
+        "Lisa", "Betty", "Margaret", "Sandra", "Ashley", "Kimberly", "Emily", "Donna", "Michelle", "Dorothy", "Carol",
+        "Amanda", "Melissa", "Deborah", "Stephanie", "Rebecca", "Sharon", "Laura", "Cynthia", "Kathleen", "Amy", "Shirley",
+        "Angela", "Helen", "Anna", "Brenda", "Pamela", "Nicole", "Emma", "Samantha", "Katherine", "Christine", "Debra",
+        "Rachel", "Catherine", "Carolyn", "Janet", "Maria", "Heather", "Sofia", "Ingrid", "Giulia", "Yuki", "Olga",
+        "Fatima", "Priya", "Astrid", "Claire", "Lucia"
+    ),
+}
+SURNAMES = (
+    "Smith", "Johnson", "Williams", "Brown", "Jones", "Garcia", "Miller", "Davis", "Rodriguez", "Martinez", "Hernandez",
+    "Lopez", "Gonzalez", "Wilson", "Anderson", "Thomas", "Taylor", "Moore", "Jackson", "Martin", "Lee", "Perez", "Thompson",
+    "White", "Harris", "Sanchez", "Clark", "Ramirez", "Lewis", "Robinson", "Walker", "Young", "Allen", "King", "Wright",
+    "Scott", "Torres", "Nguyen", "Hill", "Flores", "Green", "Adams", "Nelson", "Baker", "Hall", "Rivera", "Campbell",
+    "Mitchell", "Carter", "Roberts", "Gomez", "Phillips", "Evans", "Turner", "Diaz", "Parker", "Cruz", "Edwards", "Collins",
+    "Reyes", "Stewart", "Morris", "Morales", "Murphy", "Cook", "Rogers", "Gutierrez", "Ortiz", "Morgan", "Cooper",
+    "Peterson", "Bailey", "Reed", "Kelly", "Howard", "Ramos", "Kim", "Cox", "Ward", "Richardson", "Watson", "Brooks",
+    "Chavez", "Wood", "James", "Bennett", "Gray", "Mendoza", "Ruiz", "Hughes", "Price", "Alvarez", "Castillo", "Sanders",
+    "Patel", "Myers", "Long", "Ross", "Foster", "Jimenez", "Dubois", "Schmidt", "Rossi", "Tanaka", "Petrov", "Haddad",
+    "Sharma", "Larsen", "Novak", "Kowalski", "Silva", "Costa", "Müller", "O'Brien"
+)
+PROFESSIONS = ("actor", "politician", "writer", "singer", "physician", "lawyer", "engineer", "journalist", "painter", "composer",
+               "architect", "economist", "historian", "footballer", "businessperson", "diplomat", "philosopher", "film director",
+               "mathematician", "chemist", "poet", "military officer", "television presenter", "photographer", "nurse", "judge")
+RELIGIONS = ("Catholicism", "Protestantism", "Islam", "Judaism", "Hinduism", "Buddhism", "Eastern Orthodoxy", "Sikhism")
+
+PERSON = Kind(has=("gender>",))
+MARRIED = Kind(has=("spouse>",))
+PARENT = Kind(has=("children>",))
+CHILD = Kind(has=("parents>",))
+CITY = Kind(has=("location>",))
+
+PEOPLE_PATHS = (
+    # one step
+    P("spouse", path(MARRIED, "spouse>"), (("plain", "who is {e} married to?"), ("terse", "spouse of {e}?"),
+      ("nested", "the spouse of {e}"))),
+    P("parents", path(CHILD, "parents>"), (("plain", "who are the parents of {e}?"), ("possessive", "who are {e}'s mother and father?"))),
+    P("children", path(PARENT, "children>"), (("plain", "who are the children of {e}?"), ("terse", "{e}'s kids?"))),
+    P("nationality", path(PERSON, "nationality>"), (("plain", "what is the nationality of {e}?"), ("terse", "{e}'s nationality?"),
+      ("verbose", "which country is {e} a citizen of?"))),
+    P("birthplace", path(PERSON, "place_of_birth>"), (("plain", "where was {e} born?"), ("nested", "the place of birth of {e}"))),
+    P("profession", path(PERSON, "profession>"), (("plain", "what does {e} do for a living?"), ("terse", "profession of {e}?"))),
+    P("religion", path(PERSON, "religion>"), (("plain", "what religion does {e} follow?"),)),
+    P("institution", path(PERSON, "institution>"), (("plain", "where did {e} study?"), ("passive", "at which institution was {e} educated?"))),
+    P("born here", path(CITY, "<place_of_birth"), (("plain", "who was born in {e}?"),)),
+    # two steps
+    P("spouse's nationality", path(MARRIED, "spouse>", "nationality>"), (("nested", "the nationality of the spouse of {e}"),
+      ("plain", "what is the nationality of {e}'s spouse?"))),
+    P("parents' birthplace", path(CHILD, "parents>", "place_of_birth>"), (("plain", "where were the parents of {e} born?"),
+      ("nested", "the place of birth of the parents of {e}"))),
+    P("children's profession", path(PARENT, "children>", "profession>"), (("plain", "what do the children of {e} do for a living?"),
+      ("nested", "the profession of the children of {e}"))),
+    P("grandchildren", path(PARENT, "children>", "children>"), (("plain", "who are the grandchildren of {e}?"),
+      ("nested", "the children of the children of {e}"))),
+    P("parents-in-law", path(MARRIED, "spouse>", "parents>"), (("plain", "who are the parents of {e}'s spouse?"),
+      ("nested", "the parents of the spouse of {e}"))),
+    P("country of birth", path(PERSON, "place_of_birth>", "location>"), (("plain", "in which country was {e} born?"),
+      ("nested", "the country of the place of birth of {e}"))),
+    P("spouse's religion", path(MARRIED, "spouse>", "religion>"), (("plain", "what religion does the spouse of {e} follow?"),)),
+    # three steps
+    P("parent's spouse's nationality", path(CHILD, "parents>", "spouse>", "nationality>"),
+      (("nested", "the nationality of the spouse of the parent of {e}"), ("plain", "what nationality is the spouse of {e}'s parent?"))),
+    P("spouse's parents' birthplace", path(MARRIED, "spouse>", "parents>", "place_of_birth>"),
+      (("nested", "the place of birth of the parents of the spouse of {e}"), ("plain", "where were the parents of {e}'s spouse born?"))),
+    P("children's spouses' profession", path(PARENT, "children>", "spouse>", "profession>"),
+      (("nested", "the profession of the spouse of the children of {e}"), ("plain", "what do the spouses of {e}'s children do for a living?"))),
+    P("spouse's country of birth", path(MARRIED, "spouse>", "place_of_birth>", "location>"),
+      (("nested", "the country of the place of birth of the spouse of {e}"), ("plain", "in which country was the spouse of {e} born?"))),
+    P("grandchildren's nationality", path(PARENT, "children>", "children>", "nationality>"),
+      (("nested", "the nationality of the children of the children of {e}"), ("plain", "what nationality are the grandchildren of {e}?"))),
+)
+
+PEOPLE_CONJUNCTIONS = (
+    Conjunction("profession and birthplace", path(ANY, "<profession"), path(CITY, "<place_of_birth"),
+                (("plain", "which {a} was born in {b}?"),)),
+    Conjunction("child and birthplace", path(PARENT, "children>"), path(CITY, "<place_of_birth"),
+                (("plain", "which child of {a} was born in {b}?"),)),
+    Conjunction("nationality and profession", path(ANY, "<nationality"), path(ANY, "<profession"),
+                (("plain", "which people from {a} are {b}s?"),)),
+)
+
+
+def people_kg(seed: int, couples: int = 1500) -> list[tuple[str, str, str]]:
+    """The triples of a family KG: `couples` couples in the first generation, their children and grandchildren."""
+    rng = np.random.default_rng(seed)
+    places = cities_by_country()
+    countries = sorted(c for c, cities in places.items() if len(cities) >= 3)
+    weights = np.array([len(places[c]) for c in countries], float) ** 0.6
+    weights /= weights.sum()
+    triples: list[tuple[str, str, str]] = []
+    used: set[str] = set()
+    institutions = [f"University of {city}" for c in countries[:40] for city in places[c][:2]]
+
+    def person(gender: str, country: str, surname: str) -> str:
+        while True:
+            name = f"{rng.choice(FIRST[gender])} {surname}"
+            if name in used:  # a middle initial, as real namesakes are told apart
+                name = f"{name.split()[0]} {chr(65 + int(rng.integers(26)))}. {surname}"
+            if name not in used:
+                used.add(name)
+                break
+        home = country if rng.random() < 0.85 else str(rng.choice(countries, p=weights))
+        cities = places[home]
+        triples.extend([(name, "gender", gender), (name, "nationality", home), (name, "profession", str(rng.choice(PROFESSIONS))),
+                        (name, "place_of_birth", cities[min(int(rng.zipf(1.6)) - 1, len(cities) - 1)])])
+        if rng.random() < 0.4:
+            triples.append((name, "religion", str(rng.choice(RELIGIONS))))
+        if rng.random() < 0.3:
+            triples.append((name, "institution", str(rng.choice(institutions))))
+        return name
+
+    def family(country: str, husband_surname: str, wife_surname: str, generation: int) -> list[str]:
+        """A couple and, below the last generation, their children's families; the people it made, the couple first."""
+        husband = person("male", country, husband_surname)
+        wife = person("female", country, wife_surname)
+        surname = husband_surname
+        triples.extend([(husband, "spouse", wife), (wife, "spouse", husband)])
+        made = [husband, wife]
+        if generation < 2:
+            for _ in range(int(rng.choice(5, p=[0.15, 0.25, 0.3, 0.2, 0.1]))):
+                gender = "male" if rng.random() < 0.5 else "female"
+                if rng.random() < 0.6:  # married: a family of their own, the spouse from another one
+                    other = str(rng.choice(SURNAMES))
+                    kids = family(country, surname, other, generation + 1) if gender == "male" else family(country, other, surname, generation + 1)
+                    child = kids[0] if gender == "male" else kids[1]
+                    made += kids
+                else:
+                    child = person(gender, country, surname)
+                    made.append(child)
+                for parent in (husband, wife):
+                    triples.extend([(child, "parents", parent), (parent, "children", child)])
+        return made
+
+    for _ in range(couples):
+        family(str(rng.choice(countries, p=weights)), str(rng.choice(SURNAMES)), str(rng.choice(SURNAMES)), 0)
+    born = {t for _, r, t in triples if r == "place_of_birth"}
+    country_of = {city: country for country, cities in places.items() for city in cities}
+    triples.extend((city, "location", country_of[city]) for city in sorted(born))
+    return list(dict.fromkeys(triples))
+
+
+def people_sets(seed: int, per_path: int, per_conjunction: int, hub_degree: int | None) -> list[DevSet]:
+    triples = people_kg(seed)
+    questions = generate(Kb(triples), PEOPLE_PATHS, PEOPLE_CONJUNCTIONS, seed, per_path, per_conjunction, hub_degree)
+    return [DevSet("people", triples, questions, seed, notes=["families over three generations, real first names, surnames and places; "
+                                                                "bare-noun relations, parents and children each other's inverse"])]
