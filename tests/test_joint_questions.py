@@ -67,3 +67,32 @@ def test_the_walk_to_what_both_named_entities_reach_ranks_first(joint_corpus):
     assert {n.label for n in joint.retrieve("which films did dana director direct in drama").nodes if n.matched} >= {"Dana Director", "Drama"}
     joint.close()
     apart.close()
+
+
+# Four people born in Springfield, one of them a chemist; two chemists born elsewhere. The profession is an entity.
+PEOPLE = ([(p, "place_of_birth", "Springfield") for p in ("Ann Lee", "Bo Park", "Cy Ray", "Di Vu")]
+          + [(p, "place_of_birth", "Shelbyville") for p in ("Ed Fox", "Flo Hart")]
+          + [("Ann Lee", "profession", "chemist"), ("Ed Fox", "profession", "chemist"), ("Flo Hart", "profession", "chemist")]
+          + [(p, "profession", "poet") for p in ("Bo Park", "Cy Ray", "Di Vu")])
+
+
+@pytest.fixture(scope="module")
+def people_corpus(tmp_path_factory):
+    folder, kg = corpus.built_kg(tmp_path_factory.mktemp("kinds"), PEOPLE)
+    return corpus.config(folder, kg)
+
+
+def test_an_answer_kind_that_is_an_entity_counts_as_one_more_named(people_corpus):
+    ids = ids_of(people_corpus)
+    joint, apart = Retriever(people_corpus), Retriever(corpus.config(people_corpus.root.parent, None, ["query.joint_weight=0"]))
+    assert joint.lexicon.kind(["chemists"]) == joint.lexicon.kind(["chemist"]) == ids["chemist"]  # a plural, its singular
+    assert joint.lexicon.kind(["people"]) is None and joint.lexicon.kind([]) is None
+    for question in ("which chemist was born in Springfield", "which chemists were born in Springfield"):
+        got = joint.retrieve(question)
+        assert {n.label for n in got.nodes if n.matched} == {"Springfield"}  # "chemist", lowercase, is no mention of its own
+        assert got.best.end_node == ids["Ann Lee"]  # the one born there of the kind asked for
+    # no kind among the KG's entities: the order without the joint term
+    question = "which people were born in Springfield"
+    assert [w.walk_id for w in joint.retrieve(question).walks] == [w.walk_id for w in apart.retrieve(question).walks]
+    joint.close()
+    apart.close()

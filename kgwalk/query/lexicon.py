@@ -165,6 +165,22 @@ class EntityLexicon:
     def _range(self, key: int) -> slice:
         return slice(int(np.searchsorted(self._keys, key, "left")), int(np.searchsorted(self._keys, key, "right")))
 
+    def kind(self, noun: list[str]) -> int | None:
+        """The class-like entity a question's answer noun names ("which [chemist] was born in B": the profession), or, for
+        a plural ("which chemists"), its singular's; None where none does. Class-like: named like a common word (see
+        `_named_like_common_words`: lowercase in a KG of capitalized names), so a capitalized homonym is no kind (the
+        music genre "Country" for "which country"). Such labels are weak mentions beside a name, so only this finds them."""
+        if not noun:
+            return None
+        words = [w.lower() for w in noun]
+        forms = [words] + [[*words[:-1], words[-1][: -len(end)]] for end in ("es", "s") if words[-1].endswith(end) and len(words[-1]) > len(end) + 2]
+        for form in forms:
+            at = self._range(label_key(" ".join(form)))
+            classes = [int(entity) for entity, common in zip(self._ids[at], self._common[at]) if common]
+            if classes:
+                return classes[0]
+        return None
+
     def ids_of(self, label: str) -> np.ndarray:
         """Entities with this label (case-insensitive, see the module doc); usually one, named
         entities before common words."""

@@ -46,6 +46,7 @@ from kgwalk.query.steps import (Laps, best_walks, check_request, choose_walks, e
                                 topic_nodes, weak_match)
 from kgwalk.query.temporal import UNKNOWN_PENALTY
 from kgwalk.query.walk_sums import walk_encoder
+from kgwalk.query.words import answer_noun
 from kgwalk.state import table_folders
 from kgwalk.storage import check_logs
 
@@ -275,7 +276,7 @@ class Retriever:
             vectors = prior_vectors.result() if isinstance(prior_vectors, Future) else prior_vectors
             lap("prior_embed")  # what is left of the prior's encoding once the walks are found
             prior.rerank(masked, vectors, [w for n in topics for w in candidates[n.id]], conf.rerank_weight)
-        joint = self._joint(nodes, mentions)  # what the entities a question names all reach
+        joint = self._joint(nodes, mentions, masked)  # what the entities a question names all reach
         reward_joint_ends(candidates, joint, conf.joint_weight)
         if when:
             candidates = restrict_in_time(candidates, lambda walk: self.temporal.judge(walk, when.first, when.last), UNKNOWN_PENALTY)
@@ -300,15 +301,24 @@ class Retriever:
         asked = when.question if when else question
         return when, self.lexicon.mentions(asked) if self.cfg.query.node_search == "hybrid" else []
 
-    def _joint(self, nodes: list[NodeHit], mentions: list[Mention]) -> dict[int, int]:
+    def _joint(self, nodes: list[NodeHit], mentions: list[Mention], masked: str) -> dict[int, int]:
         """Where the question names several of the top nodes by name (`names_an_entity`: not one lowercase word, such as
         the film "Made" in "what genres has E's director also made"), the entities all of them reach within
-        query.joint_hops steps (`joint_reach`); empty otherwise, or with query.joint_weight 0."""
+        query.joint_hops steps (`joint_reach`); empty otherwise, or with query.joint_weight 0. A kind of answer that is
+        itself an entity ("which chemist was born in B": the profession `chemist`) counts as one more, its members one
+        step from it: what the question asks for is one of them."""
         by_name = {self.aliases.get(m.entity, m.entity) for m in mentions if names_an_entity(m)}
         named = [n.id for n in nodes if n.matched and n.id in by_name]
-        if len(named) < 2 or not self.cfg.query.joint_weight:
+        if not named or not self.cfg.query.joint_weight:
             return {}
-        return joint_reach([self.answer_sets.reach(entity, self.cfg.query.joint_hops) for entity in named])
+        kind = self.lexicon.kind(answer_noun(masked)) if self.cfg.query.node_search == "hybrid" else None
+        kind = None if kind is None or self.aliases.get(kind, kind) in named else self.aliases.get(kind, kind)
+        if len(named) < 2 and kind is None:
+            return {}
+        reaches = [self.answer_sets.reach(entity, self.cfg.query.joint_hops) for entity in named]
+        # a kind the answers are not linked to (a tag "movies" beside the films asked for) narrows to nothing: left out
+        with_kind = joint_reach([*reaches, self.answer_sets.reach(kind, 1)]) if kind is not None else {}
+        return with_kind or joint_reach(reaches)
 
     def _encode(self, question: str, prior_texts: list[str]) -> tuple[np.ndarray, np.ndarray | Future[np.ndarray]]:
         """The question's vector (the walks' model) and the prior's texts' (query.prior_encoder's): in one batch where
