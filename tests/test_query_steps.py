@@ -36,6 +36,20 @@ def test_best_walks_of_each_node_among_its_roots_ties_to_the_lower_walk_id():
     assert best_walks(walks, scores, {1: [1], 6: [6]}, {1: 1, 6: 4}) == {1: best[1][:1], 6: []}  # a root with no walks has none
 
 
+def test_a_nodes_candidates_take_the_best_walk_of_each_path_the_best_by_cosine_lack():
+    # walk_id, relation path, score: three walks by directed_by score best, then one by born_in, one by a path back
+    rows = [(1, ["directed_by"], [False], 0.9), (2, ["directed_by"], [False], 0.8), (3, ["directed_by"], [False], 0.7),
+            (4, ["born_in"], [False], 0.3), (5, ["born_in"], [False], 0.2), (6, ["directed_by"], [True], 0.1)]
+    walks = pa.table({"walk_id": [r[0] for r in rows], "root": [1] * 6, "kind": ["bfs"] * 6, "text": [f"walk {r[0]}" for r in rows],
+                      "nodes": [[1, 100 + r[0]] for r in rows], "node_labels": [["1", str(100 + r[0])] for r in rows],
+                      "rel_labels": [r[1] for r in rows], "inverse": [r[2] for r in rows]})
+    scores = np.array([r[3] for r in rows], np.float32)
+    best = best_walks(walks, scores, {1: [1]}, {1: 2})
+    assert [w.walk_id for w in best[1]] == [1, 2, 4, 6]  # the two best, then the best of each path they lack
+    assert [w.walk_id for w in best_walks(walks, scores, {1: [1]}, {1: 1})[1]] == [1, 4]  # at most as many more as fetched
+    assert [w.walk_id for w in best_walks(walks, scores, {1: [1]}, {1: 6})[1]] == [1, 2, 3, 4, 5, 6]
+
+
 def test_one_check_of_a_retrievals_arguments():
     conf = QueryConf()
     request = check_request("who directed Kismet", None, 5, "ego", conf, 20)

@@ -96,10 +96,29 @@ def best_walks(walks: pa.Table, scores: np.ndarray, roots: dict[int, list[int]],
     chosen = {}
     for node, searched in roots.items():
         rows = np.flatnonzero(np.isin(of_root, searched))
-        chosen[node] = rows[np.lexsort((ids[rows], -scores[rows]))][: fetch[node]]
+        order = rows[np.lexsort((ids[rows], -scores[rows]))]
+        chosen[node] = _with_every_path(walks, order, fetch[node])
     every = np.concatenate([np.zeros(0, np.int64), *chosen.values()])
     records = iter(shown(walks.take(pa.array(every))).to_pylist())  # one take: each costs Arrow calls
     return {node: [walk_hit(float(scores[r]), next(records)) for r in rows] for node, rows in chosen.items()}
+
+
+def _with_every_path(walks: pa.Table, order: np.ndarray, fetch: int) -> np.ndarray:
+    """The `fetch` best rows of `order` (best first), then the best row of each relation path they lack, at most `fetch`
+    more: where a node has hundreds of walks (a person with parents, children, a spouse, a birthplace ...), the best
+    by cosine can all go by a few paths, and the prior, which ranks paths, never sees the one asked for (a family KG:
+    "where was E born" had no place_of_birth walk among a person's 50 best)."""
+    if len(order) <= fetch:
+        return order
+    relations = "rels" if "rels" in walks.column_names else "rel_labels"  # ids as the graph makes walks; labels in records
+    rels, inverse = walks.column(relations).take(pa.array(order)).to_pylist(), walks.column("inverse").take(pa.array(order)).to_pylist()
+    paths = [(tuple(r), tuple(i)) for r, i in zip(rels, inverse)]
+    seen, extra = set(paths[:fetch]), list[int]()
+    for row, key in zip(order[fetch:].tolist(), paths[fetch:]):
+        if key not in seen and len(extra) < fetch:
+            seen.add(key)
+            extra.append(row)
+    return np.concatenate([order[:fetch], np.array(extra, np.int64)])
 
 
 def restrict_in_time(candidates: dict[int, list[WalkHit]], judge: Callable[[Sequence[int]], int], penalty: float) -> dict[int, list[WalkHit]]:
