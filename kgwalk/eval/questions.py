@@ -229,12 +229,22 @@ def miss_record(question: Question, asked: str, result: Retrieval) -> dict[str, 
     relation paths are what to read across a file's misses: "keyPerson> ranked below stockExchange> for 'who is
     the CEO of E'" says the questions word a relation as its name does not (a `verbalize.phrases` entry mends that)."""
     best, walks = result.best, result.walks
-    found = {n.id for n in result.nodes}
     return {"question": asked, "answers": list(question.answer_labels[:MISS_ANSWERS]), "answer_count": len(question.answers),
-            "topics_found": all(t in found for t in question.topics),
+            "topics_found": topics_found(question, result),
             "best_path": best.signature if best else None, "best_end": best.node_labels[-1] if best else None,
             "answer_path": _path_to_answer(walks, question.answers),
-            "answer_in_context": bool(question.answers.intersection(n for w in walks for n in (*w.nodes, *w.also)))}
+            "answer_in_context": bool(answers_in_context(question, walks))}
+
+
+def topics_found(question: Question, result: Retrieval) -> bool:
+    """Whether every topic the question brackets is among the retrieval's nodes."""
+    found = {n.id for n in result.nodes}
+    return all(t in found for t in question.topics)
+
+
+def answers_in_context(question: Question, walks: list) -> frozenset[int]:
+    """The question's gold answers on the walks or in their answer-set lists."""
+    return question.answers.intersection(node for w in walks for node in (*w.nodes, *w.also))
 
 
 def _path_to_answer(walks: list, answers: frozenset[int]) -> str | None:
@@ -276,9 +286,8 @@ def score_retrieval(retriever, questions: list[Question], hops: int | None = Non
         result = retriever.retrieve(text, k_nodes, k_walks)
         walks = result.walks
         timings.append(result.timings_ms)
-        in_context = q.answers.intersection(node for w in walks for node in (*w.nodes, *w.also))
-        found = {n.id for n in result.nodes}
-        topic += all(t in found for t in q.topics)
+        in_context = answers_in_context(q, walks)
+        topic += topics_found(q, result)
         context += bool(in_context)
         share = len(in_context) / max(len(q.answers), 1)
         answer_share += share

@@ -312,7 +312,9 @@ class Retriever:
         if not named or not self.cfg.query.joint_weight:
             return {}
         kind = self.lexicon.kind(answer_noun(masked)) if self.cfg.query.node_search == "hybrid" else None
-        kind = None if kind is None or self.aliases.get(kind, kind) in named else self.aliases.get(kind, kind)
+        if kind is not None:
+            kind = self.aliases.get(kind, kind)
+            kind = None if kind in named else kind
         if len(named) < 2 and kind is None:
             return {}
         reaches = [self.answer_sets.reach(entity, self.cfg.query.joint_hops) for entity in named]

@@ -115,7 +115,9 @@ def _with_every_path(walks: pa.Table, order: np.ndarray, fetch: int) -> np.ndarr
     paths = [(tuple(r), tuple(i)) for r, i in zip(rels, inverse)]
     seen, extra = set(paths[:fetch]), list[int]()
     for row, key in zip(order[fetch:].tolist(), paths[fetch:]):
-        if key not in seen and len(extra) < fetch:
+        if len(extra) == fetch:
+            break
+        if key not in seen:
             seen.add(key)
             extra.append(row)
     return np.concatenate([order[:fetch], np.array(extra, np.int64)])
