@@ -4,7 +4,7 @@ questions, generated from hand-written templates with answers computed from the 
     .venv/bin/python bench/dev_sets.py --out /tmp/devsets/data [--seed 0]
 
 writes, per set (synth, synth-dbpedia, synth-places, metaqa-dotted, metaqa-opaque: kgwalk/eval/dev_templates.py; people:
-kgwalk/eval/people.py):
+kgwalk/eval/people.py; football: kgwalk/eval/football.py):
 
     <out>/<set>/kb.txt                       head|relation|tail
     <out>/<set>/dev.txt, held.txt            1- to 3-step questions, `question with [topic]<TAB>answer|answer`
@@ -30,6 +30,7 @@ from common import DATA
 
 from kgwalk.eval.dev_templates import metaqa_sets, synth_sets
 from kgwalk.eval.devsets import DevSet, read_triples
+from kgwalk.eval.football import football_sets
 from kgwalk.eval.people import people_sets
 from kgwalk.kg.synth import parse_size, synth_kg
 
@@ -82,6 +83,7 @@ def main() -> None:
     sets = synth_sets(synth, args.seed, args.per_path, args.per_conjunction, hubs)
     sets += metaqa_sets(list(read_triples(Path(args.metaqa) / "kb.txt")), args.seed, args.per_path, args.per_conjunction, hubs)
     sets += people_sets(args.seed, args.per_path, args.per_conjunction, hubs)
+    sets += football_sets(args.seed, args.per_path, args.per_conjunction, hubs)
     out = Path(args.out)
     for s in sets:
         counts = s.stats()["questions"]

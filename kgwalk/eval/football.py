@@ -1,0 +1,141 @@
+"""The football development set: a small, dense KG of a tournament's squads, and terse questions
+over it ("which club does X play for?", "which goalkeeper plays for Ghana?").
+
+Its shape is the one the other sets lack. Every player has the same five facts, so a player's
+walks are many and alike: a walk one step too long ("X club Real Porto country Portugal") shares
+its first step with the right one, and every question about a player is one relation among five.
+Two-topic questions name two hubs, a club or a national team beside a position, a shirt number or
+an age, and the answer is the one player at both. Numbers and ages are bare numerals, and one
+numeral is both a shirt number and an age, as literal nodes are in a real KG.
+
+The graph: 32 national teams of 23 players (3 goalkeepers, 8 defenders, 7 midfielders, 5
+forwards; shirt numbers 1 to 23, the goalkeepers 1, 12 and 23), each team's coach and the coach's
+nationality, each player's club (half from the team's own league where it has one, the rest from
+the big leagues) and each club's country. Names are real first names and surnames; clubs are named
+after real cities of their league's country (GeoNames, `kgwalk/eval/real_places.py`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kgwalk.eval.devsets import ANY, Conjunction, DevSet, Kb, Kind, PathQuestions, generate, path
+from kgwalk.eval.people import FIRST, SURNAMES
+from kgwalk.eval.real_places import cities_by_country
+
+P = PathQuestions
+
+TEAMS = ("Brazil", "Germany", "Argentina", "Spain", "France", "Italy", "The Netherlands", "Portugal", "Belgium", "Mexico",
+         "United States", "Colombia", "Uruguay", "Chile", "Croatia", "Switzerland", "Greece", "Russia", "Japan", "South Korea",
+         "Australia", "Iran", "Nigeria", "Ghana", "Ivory Coast", "Cameroon", "Algeria", "Ecuador", "Costa Rica", "Honduras",
+         "Bosnia and Herzegovina", "Turkey")
+LEAGUES = {"Spain": 20, "United Kingdom": 20, "Germany": 18, "Italy": 20, "France": 20, "Portugal": 14, "The Netherlands": 14,
+           "Turkey": 12, "Russia": 12, "Brazil": 16, "Argentina": 14, "Mexico": 12, "United States": 12, "Japan": 10,
+           "Belgium": 10, "Greece": 8}  # clubs per league
+BIG_LEAGUES = ("Spain", "United Kingdom", "Germany", "Italy", "France")
+CLUB_NAMES = ("{} FC", "FC {}", "Real {}", "{} United", "Sporting {}", "Dynamo {}", "AC {}", "Olympique {}", "{} Athletic",
+              "{} City", "Racing {}", "Atlético {}")
+SQUAD = (("goalkeeper", 3), ("defender", 8), ("midfielder", 7), ("forward", 5))
+
+PLAYER = Kind(has=("position>",))
+CLUB = Kind(has=("<club",))
+TEAM = Kind(has=("coach>",))
+COACH = Kind(has=("<coach",))
+
+FOOTBALL_PATHS = (
+    # one step
+    P("club", path(PLAYER, "club>"), (("plain", "which club does {e} play for?"), ("terse", "{e}'s club?"),
+      ("verbose", "at which football club is {e} under contract?"))),
+    P("national team", path(PLAYER, "national_team>"), (("plain", "which country does {e} play for?"),
+      ("verbose", "which national team does {e} represent?"), ("terse", "{e}'s national team?"))),
+    P("position", path(PLAYER, "position>"), (("plain", "what position does {e} play?"), ("terse", "{e}'s position?"))),
+    P("shirt number", path(PLAYER, "shirt_number>"), (("plain", "what number does {e} wear?"),
+      ("verbose", "which shirt number does {e} have in the squad?"))),
+    P("age", path(PLAYER, "age>"), (("plain", "how old is {e}?"), ("terse", "{e}'s age?"))),
+    P("coach", path(TEAM, "coach>"), (("plain", "who is the coach of {e}?"), ("passive", "by whom is {e} coached?"))),
+    P("coach's nationality", path(COACH, "nationality>"), (("plain", "what is the nationality of {e}?"), ("terse", "{e}'s nationality?"))),
+    P("club's country", path(CLUB, "country>"), (("plain", "in which country is {e} based?"), ("possessive", "{e}'s home country?"))),
+    P("club's players", path(CLUB, "<club"), (("plain", "who plays for {e}?"), ("passive", "which players are under contract at {e}?"))),
+    # two steps
+    P("club's country of a player", path(PLAYER, "club>", "country>"), (("plain", "in which country does {e}'s club play?"),
+      ("nested", "the country of the club of {e}"))),
+    P("national coach of a player", path(PLAYER, "national_team>", "coach>"), (("plain", "who coaches {e}'s national team?"),
+      ("nested", "the coach of the national team of {e}"))),
+    P("club teammates", path(PLAYER, "club>", "<club"), (("plain", "which players play at the same club as {e}?"),
+      ("possessive", "who are {e}'s club teammates?"))),
+    P("national teams at a club", path(CLUB, "<club", "national_team>"), (("plain", "which national teams do the players of {e} play for?"),
+      ("nested", "the national teams of the players of {e}"))),
+    P("coach's nationality of a team", path(TEAM, "coach>", "nationality>"), (("plain", "what is the nationality of the coach of {e}?"),
+      ("possessive", "where is {e}'s coach from?"))),
+    # three steps
+    P("national coach's nationality", path(PLAYER, "national_team>", "coach>", "nationality>"),
+      (("plain", "what is the nationality of the coach of {e}'s national team?"),
+       ("nested", "the nationality of the coach of the national team of {e}"))),
+    P("club teammates' national teams", path(PLAYER, "club>", "<club", "national_team>"),
+      (("plain", "which countries do {e}'s club teammates play for?"), ("nested", "the national teams of the players of the club of {e}"))),
+    P("coaches at a club", path(CLUB, "<club", "national_team>", "coach>"),
+      (("plain", "who coaches the national teams of the players of {e}?"),)),
+)
+
+FOOTBALL_CONJUNCTIONS = (
+    Conjunction("club and national team", path(CLUB, "<club"), path(TEAM, "<national_team"),
+                (("plain", "which player plays for {a} and for the national team of {b}?"), ("terse", "who plays for {a} and {b}?"))),
+    Conjunction("national team and position", path(TEAM, "<national_team"), path(ANY, "<position"),
+                (("plain", "which {b} plays for {a}?"), ("plain", "who are the {b}s of {a}?"))),
+    Conjunction("national team and shirt number", path(TEAM, "<national_team"), path(ANY, "<shirt_number"),
+                (("plain", "who wears number {b} for {a}?"),)),
+    Conjunction("club and age", path(CLUB, "<club"), path(ANY, "<age"), (("plain", "which player of {a} is {b} years old?"),)),
+)
+
+
+def football_kg(seed: int) -> list[tuple[str, str, str]]:
+    """The triples of a tournament's squads: players, their clubs and national teams, and the teams' coaches."""
+    rng = np.random.default_rng(seed)
+    places = cities_by_country()
+    triples: list[tuple[str, str, str]] = []
+    used: set[str] = set(TEAMS) | set(LEAGUES)
+
+    clubs: dict[str, list[str]] = {}
+    for league, count in LEAGUES.items():
+        cities = places[league]
+        clubs[league] = []
+        for city in cities:
+            name = str(rng.choice(CLUB_NAMES)).format(city)
+            if name not in used:
+                used.add(name)
+                clubs[league].append(name)
+                triples.append((name, "country", league))
+            if len(clubs[league]) == count:
+                break
+    abroad = [club for league in BIG_LEAGUES for club in clubs[league]]
+
+    def person() -> str:
+        while True:
+            name = f"{rng.choice(FIRST['male'])} {rng.choice(SURNAMES)}"
+            if name in used:  # a middle initial, as real namesakes are told apart
+                name = f"{name.split()[0]} {chr(65 + int(rng.integers(26)))}. {name.split()[-1]}"
+            if name not in used:
+                used.add(name)
+                return name
+
+    for team in TEAMS:
+        coach = person()
+        nationality = team if rng.random() < 0.7 else str(rng.choice([t for t in TEAMS if t != team]))
+        triples.extend([(team, "coach", coach), (coach, "nationality", nationality)])
+        numbers = [1, 12, 23, *rng.permutation([n for n in range(2, 23) if n != 12]).tolist()]
+        positions = [p for p, count in SQUAD for _ in range(count)]
+        for number, position in zip(numbers, positions):
+            player = person()
+            home = clubs.get(team)
+            club = str(rng.choice(home)) if home and rng.random() < 0.5 else str(rng.choice(abroad))
+            age = int(np.clip(np.round(rng.normal(27, 3.5)), 19, 39))
+            triples.extend([(player, "national_team", team), (player, "club", club), (player, "position", position),
+                            (player, "shirt_number", str(number)), (player, "age", str(age))])
+    return triples
+
+
+def football_sets(seed: int, per_path: int, per_conjunction: int, hub_degree: int | None) -> list[DevSet]:
+    triples = football_kg(seed)
+    questions = generate(Kb(triples), FOOTBALL_PATHS, FOOTBALL_CONJUNCTIONS, seed, per_path, per_conjunction, hub_degree)
+    return [DevSet("football", triples, questions, seed, notes=["a tournament's squads: five facts per player, clubs, national "
+                                                                  "teams and coaches; terse questions, two hubs per two-topic question"])]
