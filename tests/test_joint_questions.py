@@ -96,3 +96,34 @@ def test_an_answer_kind_that_is_an_entity_counts_as_one_more_named(people_corpus
     assert [w.walk_id for w in joint.retrieve(question).walks] == [w.walk_id for w in apart.retrieve(question).walks]
     joint.close()
     apart.close()
+
+
+# Two squads: each player's national team, shirt number and position; numbers and positions are nodes of their own
+SQUADS = [("Ana Silva", "Brazil", "9", "forward"), ("Bea Costa", "Brazil", "10", "goalkeeper"), ("Cid Lima", "Brazil", "4", "defender"),
+          ("Kofi Mensah", "Ghana", "9", "goalkeeper"), ("Kwame Boateng", "Ghana", "10", "forward"), ("Yaw Osei", "Ghana", "4", "forward")]
+FOOTBALL = [t for player, team, number, position in SQUADS
+            for t in ((player, "national_team", team), (player, "shirt_number", number), (player, "position", position))]
+
+
+@pytest.fixture(scope="module")
+def football_corpus(tmp_path_factory):
+    folder, kg = corpus.built_kg(tmp_path_factory.mktemp("squads"), FOOTBALL)
+    return folder, kg
+
+
+def test_a_numeral_is_named_and_the_walk_to_the_one_player_at_both_hubs_joins_the_candidates(football_corpus):
+    folder, kg = football_corpus
+    # walks scored from the graph (the default with a static model), fewer candidates than a team's or a number's walks
+    few = ["query.walk_search=graph", "query.candidates=2"]
+    joint, apart = Retriever(corpus.config(folder, kg, few)), Retriever(corpus.config(folder, None, [*few, "query.joint_weight=0"]))
+    ids = ids_of(joint.cfg)
+    got = joint.retrieve("who wears number 9 for Brazil?")
+    assert {n.label for n in got.nodes if n.matched} == {"9", "Brazil"}  # one digit names a number, not a letter's weak mention
+    assert got.best.end_node == ids["Ana Silva"]
+    shown_apart = {w.end_node for n in apart.retrieve("who wears number 9 for Brazil?").nodes for w in n.walks}
+    assert ids["Ana Silva"] not in shown_apart  # without the joint term, no walk to her among the candidates
+    # the answer noun runs on into a verb ("goalkeeper plays"): its first word names the kind
+    assert joint.lexicon.kind(["goalkeeper", "plays"]) == ids["goalkeeper"]
+    assert joint.retrieve("which goalkeeper plays for Ghana?").best.end_node == ids["Kofi Mensah"]
+    joint.close()
+    apart.close()

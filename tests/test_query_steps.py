@@ -16,8 +16,8 @@ from kgwalk.query import Retriever
 from kgwalk.query.corpus_paths import embed_cached
 from kgwalk.query.hits import EgoLine, NodeHit, WalkHit
 from kgwalk.query.lexicon import Mention
-from kgwalk.query.steps import (Laps, best_walks, check_request, choose_walks, ego_candidates, fetch_counts, names_an_entity, restrict_in_time,
-                                topic_nodes, weak_match)
+from kgwalk.query.steps import (Laps, best_walks, check_request, choose_walks, ego_candidates, fetch_counts, names_an_entity, nearest_joint_ends,
+                                restrict_in_time, topic_nodes, walk_ends, weak_match)
 
 
 def walk(walk_id: int, score: float, nodes: list[int], sig: str = "r>") -> WalkHit:
@@ -48,6 +48,22 @@ def test_a_nodes_candidates_take_the_best_walk_of_each_path_the_best_by_cosine_l
     assert [w.walk_id for w in best[1]] == [1, 2, 4, 6]  # the two best, then the best of each path they lack
     assert [w.walk_id for w in best_walks(walks, scores, {1: [1]}, {1: 1})[1]] == [1, 4]  # at most as many more as fetched
     assert [w.walk_id for w in best_walks(walks, scores, {1: [1]}, {1: 6})[1]] == [1, 2, 3, 4, 5, 6]
+
+
+def test_a_nodes_candidates_take_the_best_walk_to_each_nearest_joint_end_they_lack():
+    # walk_id, end, score: node 1's walks by cosine end at 101, 102, 103, then two at 105 and one at 104
+    rows = [(1, 101, 0.9), (2, 102, 0.8), (3, 103, 0.7), (4, 105, 0.3), (5, 105, 0.5), (6, 104, 0.1)]
+    walks = pa.table({"walk_id": [r[0] for r in rows], "root": [1] * 6, "kind": ["bfs"] * 6, "text": [f"walk {r[0]}" for r in rows],
+                      "nodes": [[1, 50, r[1]] for r in rows], "node_labels": [["1", "50", str(r[1])] for r in rows],
+                      "rel_labels": [["p", "q"]] * 6, "inverse": [[False, False]] * 6})
+    scores = np.array([r[2] for r in rows], np.float32)
+    assert walk_ends(walks).tolist() == [101, 102, 103, 105, 105, 104]
+    joint = {105: 1, 102: 1, 104: 2}  # what the named entities all reach, in the most steps any takes
+    assert nearest_joint_ends(joint).tolist() == [102, 105] and not len(nearest_joint_ends({}))
+    best = best_walks(walks, scores, {1: [1]}, {1: 2}, joint_ends=nearest_joint_ends(joint))
+    assert [w.walk_id for w in best[1]] == [1, 2, 5]  # 102 is reached already; 105's best walk joins, 104 (two steps) does not
+    assert [w.walk_id for w in best_walks(walks, scores, {1: [1]}, {1: 2})[1]] == [1, 2]
+    assert [w.walk_id for w in best_walks(walks, scores, {1: [1]}, {1: 1}, joint_ends=np.array([104, 105]))[1]] == [1, 5]  # at most as many more
 
 
 def test_one_check_of_a_retrievals_arguments():
@@ -112,7 +128,7 @@ def test_no_good_match_needs_no_named_entity_and_a_low_cosine():
     lowercase_word = Mention(7, "water", False)
     assert weak_match([], weak, 0.55) and not weak_match([], strong, 0.55) and weak_match([], None, 0.55)
     assert weak_match([lowercase_word], weak, 0.55)  # one lowercase word is no evidence of a name
-    for named in (Mention(7, "Water", False), Mention(7, "the water", False), Mention(7, "water", True)):
+    for named in (Mention(7, "Water", False), Mention(7, "the water", False), Mention(7, "water", True), Mention(7, "9", False)):  # a numeral names a number
         assert names_an_entity(named) and not weak_match([named], weak, 0.55)
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import fcntl
+import functools
 import hashlib
 import json
 import shutil
@@ -39,6 +40,7 @@ import pyarrow as pa
 
 from kgwalk.config import Config
 from kgwalk.index.records import WalkRecords
+from kgwalk.query.steps import walk_ends, with_joint_ends
 from kgwalk.storage import user_cache
 
 FORMAT = 1  # what an entry holds; a change names new entries
@@ -69,19 +71,29 @@ class HubWalks:
         self.starts = np.load(folder / "starts.npy")
         self._walk_ids = self.walks.column("walk_id").to_numpy()
 
+    @functools.cached_property
+    def ends(self) -> np.ndarray:
+        """Each row's end node, for the walks to what a question's named entities all reach (made on first use)."""
+        return walk_ends(self.walks)
+
     def covers(self, roots: list[int]) -> bool:
         at = np.searchsorted(self.roots, roots)
         return bool(len(roots)) and bool(np.all(at < len(self.roots))) and bool(np.array_equal(self.roots[np.minimum(at, len(self.roots) - 1)], roots))
 
-    def best(self, q: np.ndarray, roots: dict[int, list[int]], fetch: dict[int, int]) -> tuple[pa.Table, np.ndarray]:
+    def best(self, q: np.ndarray, roots: dict[int, list[int]], fetch: dict[int, int], joint_ends: np.ndarray | None = None) -> tuple[pa.Table, np.ndarray]:
         """The rows best_walks would choose among each node's roots' walks (each covered), as walks (WALK_FIELDS and
-        root) with their cosines: per node its fetch[node] best, ties to the lower walk id."""
+        root) with their cosines: per node its fetch[node] best, ties to the lower walk id, and the best to each of
+        `joint_ends` they do not reach (`with_joint_ends`)."""
         chosen = []
         for node, of_node in roots.items():
             at = np.searchsorted(self.roots, of_node)
             rows = np.concatenate([np.arange(self.starts[i], self.starts[i + 1]) for i in at])
             scores = self.vectors[rows] @ q
-            chosen.append(rows[np.lexsort((self._walk_ids[rows], -scores))][: fetch[node]])
+            order = rows[np.lexsort((self._walk_ids[rows], -scores))]
+            best = order[: fetch[node]]
+            if joint_ends is not None and len(joint_ends):
+                best = with_joint_ends(self.ends, order, best, joint_ends, fetch[node])
+            chosen.append(best)
         rows = np.unique(np.concatenate([np.zeros(0, np.int64), *chosen]))
         # row slices, not take: Arrow's take over the mapped file's 22 record batches cost 26-31 ms at 10M edges
         # (it resolves the indices against every chunk), 20 slices 0.2 ms

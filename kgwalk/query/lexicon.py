@@ -167,18 +167,18 @@ class EntityLexicon:
 
     def kind(self, noun: list[str]) -> int | None:
         """The class-like entity a question's answer noun names ("which [chemist] was born in B": the profession), or, for
-        a plural ("which chemists"), its singular's; None where none does. Class-like: named like a common word (see
-        `_named_like_common_words`: lowercase in a KG of capitalized names), so a capitalized homonym is no kind (the
-        music genre "Country" for "which country"). Such labels are weak mentions beside a name, so only this finds them."""
-        if not noun:
-            return None
-        words = [w.lower() for w in noun]
-        forms = [words] + [[*words[:-1], words[-1][: -len(end)]] for end in ("es", "s") if words[-1].endswith(end) and len(words[-1]) > len(end) + 2]
-        for form in forms:
-            at = self._range(label_key(" ".join(form)))
-            classes = [int(entity) for entity, common in zip(self._ids[at], self._common[at]) if common]
-            if classes:
-                return classes[0]
+        a plural ("which chemists"), its singular's: that of the longest run of the noun's first words that names one; None
+        where none does. Class-like: named like a common word (see `_named_like_common_words`: lowercase in a KG of
+        capitalized names), so a capitalized homonym is no kind (the music genre "Country" for "which country"). Such
+        labels are weak mentions beside a name, so only this finds them."""
+        for size in range(len(noun), 0, -1):  # the words may run on into a verb ("which defender plays for B"): shorter runs next
+            words = [w.lower() for w in noun[:size]]
+            forms = [words] + [[*words[:-1], words[-1][: -len(end)]] for end in ("es", "s") if words[-1].endswith(end) and len(words[-1]) > len(end) + 2]
+            for form in forms:
+                at = self._range(label_key(" ".join(form)))
+                classes = [int(entity) for entity, common in zip(self._ids[at], self._common[at]) if common]
+                if classes:
+                    return classes[0]
         return None
 
     def ids_of(self, label: str) -> np.ndarray:
@@ -213,7 +213,8 @@ class EntityLexicon:
                 continue
             covered[span.first : span.first + span.words] = True
             text = _with_its_brackets(question, span.start, span.end)
-            function_word = span.words == 1 and (words[span.first] in _FUNCTION_WORDS or len(words[span.first]) == 1)
+            one_word = words[span.first] if span.words == 1 else None  # a letter is weak ("A"); a digit names a number ("9")
+            function_word = one_word is not None and (one_word in _FUNCTION_WORDS or (len(one_word) == 1 and not one_word.isdigit()))
             lowercase = capitalizes and text.islower()
             flags = zip(self._ids[at], self._common[at], self._capitalized[at], self._punctuated[at])
             for entity, common, capitalized, punctuated in flags:

@@ -42,7 +42,7 @@ from kgwalk.query.answer_sets import name_answer_sets, walk_routes
 from kgwalk.query.hits import EgoLine, NodeHit, RelationPath, Retrieval, WalkHit, best_first, walk_hit
 from kgwalk.query.paths import masked_question
 from kgwalk.query.prior import Prior, load_prior, resolve_rerank
-from kgwalk.query.steps import (Laps, best_walks, check_request, choose_walks, ego_candidates, fetch_counts, joint_reach, names_an_entity, restrict_in_time, reward_joint_ends,
+from kgwalk.query.steps import (Laps, best_walks, check_request, choose_walks, ego_candidates, fetch_counts, joint_reach, names_an_entity, nearest_joint_ends, restrict_in_time, reward_joint_ends,
                                 topic_nodes, weak_match)
 from kgwalk.query.temporal import UNKNOWN_PENALTY
 from kgwalk.query.walk_sums import walk_encoder
@@ -271,12 +271,13 @@ class Retriever:
         topics = topic_nodes(nodes)  # the prior models paths from the entity the question is about
         fetch = fetch_counts(nodes, topics, conf, request.k_walks, prior=prior is not None, timed=when is not None)
         ego = request.mode == "ego"  # each node's candidates become its ego-graph (kgwalk/query/ego.py)
-        candidates = self._candidates(nodes, q, dict.fromkeys(fetch, max(conf.candidates, request.k_walks)) if ego else fetch, lap)
+        joint = self._joint(nodes, mentions, masked)  # what the entities a question names all reach
+        candidates = self._candidates(nodes, q, dict.fromkeys(fetch, max(conf.candidates, request.k_walks)) if ego else fetch, lap,
+                                      nearest_joint_ends(joint))
         if prior:
             vectors = prior_vectors.result() if isinstance(prior_vectors, Future) else prior_vectors
             lap("prior_embed")  # what is left of the prior's encoding once the walks are found
             prior.rerank(masked, vectors, [w for n in topics for w in candidates[n.id]], conf.rerank_weight)
-        joint = self._joint(nodes, mentions, masked)  # what the entities a question names all reach
         reward_joint_ends(candidates, joint, conf.joint_weight)
         if when:
             candidates = restrict_in_time(candidates, lambda walk: self.temporal.judge(walk, when.first, when.last), UNKNOWN_PENALTY)
@@ -343,10 +344,11 @@ class Retriever:
             return self.records.source == "graph" and is_static(self.cfg.embed.model)
         return chosen == "graph"
 
-    def _candidates(self, nodes: list[NodeHit], q: np.ndarray, fetch: dict[int, int], lap: Laps) -> dict[int, list[WalkHit]]:
+    def _candidates(self, nodes: list[NodeHit], q: np.ndarray, fetch: dict[int, int], lap: Laps, joint_ends: np.ndarray) -> dict[int, list[WalkHit]]:
         """Per node, its `fetch` best walks by cosine with the question, from its own walks and its aliases' (an aligned
         entity's walks are its aliases' too): scored from the graph where `_from_graph` says, else searched in the index
-        and their records looked up."""
+        and their records looked up. Scored from the graph, the best walk to each of `joint_ends` joins them
+        (`with_joint_ends`); the index search has no such filter, so there the joint term reranks what it finds."""
         self.records.sync(self.store.reflects())
         roots = {n.id: [n.id, *self._alignment()[1].get(n.id, [])] for n in nodes}
         found: dict[int, list[WalkHit]] = {}
@@ -355,12 +357,12 @@ class Retriever:
         if walks is not None:
             lap("walk_records")
             encode = self._current("walk_encoder", lambda: walk_encoder(self.embedder, self.records))
-            found = best_walks(walks, encode(walks) @ q, {n: roots[n] for n in scored}, fetch, self.records.shown)
+            found = best_walks(walks, encode(walks) @ q, {n: roots[n] for n in scored}, fetch, self.records.shown, joint_ends)
             lap("walk_search")
         hubs, cached = self._cached_hubs([n for n in nodes if n.id not in found], roots)
         if hubs is not None and cached:
-            walks, scores = hubs.best(q, {n: roots[n] for n in cached}, fetch)
-            found |= best_walks(walks, scores, {n: roots[n] for n in cached}, fetch, self.records.shown)
+            walks, scores = hubs.best(q, {n: roots[n] for n in cached}, fetch, joint_ends)
+            found |= best_walks(walks, scores, {n: roots[n] for n in cached}, fetch, self.records.shown, joint_ends)
             lap("walk_search")
         searched = [n for n in nodes if n.id not in found]
         if searched:

@@ -88,16 +88,21 @@ def fetch_counts(nodes: list[NodeHit], topics: list[NodeHit], conf: QueryConf, k
 
 
 def best_walks(walks: pa.Table, scores: np.ndarray, roots: dict[int, list[int]], fetch: dict[int, int],
-               shown: Callable[[pa.Table], pa.Table] = lambda records: records) -> dict[int, list[WalkHit]]:
+               shown: Callable[[pa.Table], pa.Table] = lambda records: records, joint_ends: np.ndarray | None = None) -> dict[int, list[WalkHit]]:
     """Per node, its fetch[node] best-scored walks among its `roots`' (query.walk_search=graph): `walks` are records with
     a root (kgwalk/index/records.py), or walks that `shown` makes records of (only the chosen ones), `scores` their
-    cosines with the question. Ties go to the lower walk id, as the index search breaks them."""
+    cosines with the question. Ties go to the lower walk id, as the index search breaks them. Then the best walk of
+    each relation path they lack (`_with_every_path`) and of each of `joint_ends` they do not reach (`nearest_joint_ends`)."""
     of_root, ids = walks.column("root").to_numpy(), walks.column("walk_id").to_numpy()
+    joint_ends = np.zeros(0, np.int64) if joint_ends is None else joint_ends
+    ends = walk_ends(walks) if len(joint_ends) else None
     chosen = {}
     for node, searched in roots.items():
         rows = np.flatnonzero(np.isin(of_root, searched))
         order = rows[np.lexsort((ids[rows], -scores[rows]))]
         chosen[node] = _with_every_path(walks, order, fetch[node])
+        if ends is not None:
+            chosen[node] = with_joint_ends(ends, order, chosen[node], joint_ends, fetch[node])
     every = np.concatenate([np.zeros(0, np.int64), *chosen.values()])
     records = iter(shown(walks.take(pa.array(every))).to_pylist())  # one take: each costs Arrow calls
     return {node: [walk_hit(float(scores[r]), next(records)) for r in rows] for node, rows in chosen.items()}
@@ -121,6 +126,30 @@ def _with_every_path(walks: pa.Table, order: np.ndarray, fetch: int) -> np.ndarr
             seen.add(key)
             extra.append(row)
     return np.concatenate([order[:fetch], np.array(extra, np.int64)])
+
+
+def walk_ends(walks: pa.Table) -> np.ndarray:
+    """The node each walk of `walks` ends at."""
+    nodes = walks.column("nodes").combine_chunks()
+    return nodes.values.to_numpy()[nodes.offsets.to_numpy()[1:] - 1] if len(nodes) else np.zeros(0, np.int64)
+
+
+def nearest_joint_ends(joint: dict[int, int]) -> np.ndarray:
+    """The entities of `joint` (`joint_reach`) that the named entities reach in the fewest steps: the likeliest answers."""
+    if not joint:
+        return np.zeros(0, np.int64)
+    fewest = min(joint.values())
+    return np.array(sorted(e for e, steps in joint.items() if steps == fewest), np.int64)
+
+
+def with_joint_ends(ends: np.ndarray, order: np.ndarray, chosen: np.ndarray, joint_ends: np.ndarray, most: int) -> np.ndarray:
+    """`chosen` rows, then the best row of `order` (best first) ending at each of `joint_ends` that no chosen row ends at,
+    at most `most` more: where a question names two hubs ("who wears number 10 for Brazil"), the walk to the one player
+    at both is rarely among either's best by cosine, and the joint term can only reward the walks it is shown."""
+    missing = np.setdiff1d(joint_ends, ends[chosen])
+    rows = order[np.isin(ends[order], missing)]
+    _, first = np.unique(ends[rows], return_index=True)  # the best row per end
+    return np.concatenate([chosen, rows[np.sort(first)][:most]])
 
 
 def restrict_in_time(candidates: dict[int, list[WalkHit]], judge: Callable[[Sequence[int]], int], penalty: float) -> dict[int, list[WalkHit]]:
@@ -162,10 +191,11 @@ def ego_candidates(nodes: list[NodeHit], candidates: dict[int, list[WalkHit]], p
 
 
 def names_an_entity(mention: Mention) -> bool:
-    """Whether a mention is evidence that the question names an entity: bracketed, several words, or capitalized as a
-    name. One lowercase word is not: KGs name entities like common words ("water" in "what is the boiling point of
-    water" is a film of MetaQA's)."""
-    return mention.bracketed or " " in mention.text.strip() or any(c.isupper() for c in mention.text)
+    """Whether a mention is evidence that the question names an entity: bracketed, several words, capitalized as a
+    name, or a numeral ("who wears number 10 for Brazil": a shirt number's node). One lowercase word is not: KGs name
+    entities like common words ("water" in "what is the boiling point of water" is a film of MetaQA's)."""
+    text = mention.text.strip()
+    return mention.bracketed or " " in text or any(c.isupper() or c.isdigit() for c in text)
 
 
 def joint_reach(reaches: list[dict[int, int]]) -> dict[int, int]:
