@@ -17,7 +17,7 @@ from kgwalk.config import SyntheticConf, load_config
 from kgwalk.errors import KgwalkError
 from kgwalk.query.corpus_paths import corpus_paths, embed_cached, path_questions, path_readings
 from kgwalk.query.synthetic import SyntheticPrior, peer_pairs
-from kgwalk.query.words import answer_noun, asks_for_a_peer, asks_for_peers, asks_when, content_words, expected_hops, focus_weights, linked_phrases, relation_mentions, relation_word_matches, same_stem, words_of
+from kgwalk.query.words import answer_noun, asks_for_a_peer, asks_for_peers, asks_when, compound_words, content_words, expected_hops, focus_weights, linked_phrases, named_topics, relation_mentions, relation_word_matches, same_stem, words_of
 from kgwalk.verbalize.template import TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
@@ -153,6 +153,11 @@ def test_a_nested_question_asks_for_as_many_steps_as_the_phrases_it_links(tmp_pa
         def encode(self, texts):
             return np.ones((len(texts), 4), np.float32)
 
+    # with the KG's relation phrases: an "of" between two words of one relation's name links nothing ("place of birth")
+    relations_of = {"place": ["place_of_birth"], "birth": ["place_of_birth"], "parents": ["parents"], "country": ["country"]}
+    names = lambda word: relation_word_matches(word, relations_of)  # noqa: E731
+    assert linked_phrases("the place of birth of the parents of E", names) == 2 and linked_phrases("the place of birth of the parents of E") == 3
+    assert linked_phrases("the country of the parents of E", names) == 2  # "the" between: a link
     prior = SyntheticPrior([(["directed_by"], [False])], TemplateVerbalizer({}), Flat(), "flat", _settings(link_hops=1.0, words_per_hop=1.75))
     # 3 content words (1.7 steps by words), 3 links: 3 steps
     assert prior.expected_hops("the nationality of the spouse of the father of E") == pytest.approx(3.0)
@@ -160,6 +165,28 @@ def test_a_nested_question_asks_for_as_many_steps_as_the_phrases_it_links(tmp_pa
     assert prior.expected_hops("what is the genre of E") == pytest.approx(1.0)  # one link asks for no more than one step
     prior.settings = dataclasses.replace(prior.settings, link_hops=0.0)  # off
     assert prior.expected_hops("the nationality of the spouse of the father of E") == pytest.approx(3 / 1.75)
+
+
+def test_a_relation_named_in_two_words_is_one_steps_name(tmp_path, monkeypatch):
+    relations_of = {"national": ["national_team"], "team": ["national_team"], "shirt": ["shirt_number"], "number": ["shirt_number"],
+                    "country": ["country"], "club": ["club"]}
+    names = lambda word: relation_word_matches(word, relations_of)  # noqa: E731
+    assert compound_words("which national team does E represent?", names) == 1
+    assert compound_words("which shirt number does the club of E give?", names) == 1  # "club" and "of": no name goes on
+    assert compound_words("which country does E's club play in?", names) == 0  # two relations side by side: two names
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+
+    class Flat:
+        def encode(self, texts):
+            return np.ones((len(texts), 4), np.float32)
+
+    paths = [(["national_team"], [False]), (["club"], [False])]
+    prior = SyntheticPrior(paths, TemplateVerbalizer({}), Flat(), "flat", _settings(words_per_hop=1.75, mention_hops=0.0))
+    assert prior.expected_hops("which national team does E represent?") == pytest.approx(2 / 1.75)  # national team, represent
+    assert prior.expected_hops("which squad does E represent?") == pytest.approx(2 / 1.75)
+    # two entities named: each one's path takes half the steps asked for (player, plays, national team: 3 words)
+    assert named_topics("which player of E plays for the national team of E?") == 2 and named_topics("what is E's club?") == 1
+    assert prior.expected_hops("which player of E plays for the national team of E?") == pytest.approx(3 / 1.75 / 2)
 
 
 def test_a_question_that_names_more_relations_than_its_words_say_asks_for_more_steps(tmp_path, monkeypatch):
@@ -174,7 +201,8 @@ def test_a_question_that_names_more_relations_than_its_words_say_asks_for_more_s
     def mentions(question: str) -> int:
         return relation_mentions(question, lambda word: relation_word_matches(word, relations_of))
 
-    assert relation_word_matches("screenwriters", relations_of) == {"written_by": frozenset({"written"})}  # a compound's last part
+    # a compound's last part, in either form ("wrote" is "write"'s)
+    assert relation_word_matches("screenwriters", relations_of) == {"written_by": frozenset({"written", "wrote"})}
     assert relation_word_matches("imdb", relations_of) == {"has_imdb_rating": frozenset({"imdb"}), "has_imdb_votes": frozenset({"imdb"})}
     assert mentions("who directed the films written by the writer of E") == 3  # written_by twice: its most repeated word
     assert mentions("who are the screenwriters that the directors of their movies also directed E") == 3
@@ -304,7 +332,9 @@ def test_words_of_one_stem_count_as_one_word():
     # automatic phrases read a noun relation backwards with "has", which no question needs to say
     assert words_of(path_questions(["starred_actors"], [True], TemplateVerbalizer({}))[0]) == ["starred", "actors"]
     assert same_stem("director", "directed") and same_stem("writer", "screenwriter") and same_stem("films", "film")
-    assert not same_stem("acted", "actors") and not same_stem("wrote", "written") and not same_stem("the", "then")
+    assert not same_stem("acted", "actors") and not same_stem("the", "then")
+    # an irregular form is its word's ("where was E born": place_of_birth; "when did E die": date_of_death)
+    assert same_stem("born", "birth") and same_stem("died", "death") and same_stem("wrote", "written") and same_stem("sang", "singer")
     # a compound's last part in another form, only where asked for (the answer focus)
     assert same_stem("screenwriters", "written", compounds=True) and same_stem("written", "screenwriters", compounds=True)
     assert not same_stem("screenwriters", "written") and not same_stem("directed", "written", compounds=True)

@@ -19,7 +19,8 @@ from kgwalk.errors import KgwalkError
 from kgwalk.query.hits import WalkHit
 from kgwalk.query.corpus_paths import embed_cached, parse_signature, path_readings, phrase_words, read_corpus_paths, unit_vectors
 from kgwalk.query.temporal import label_year
-from kgwalk.query.words import answer_noun, asks_for_a_peer, asks_for_peers, asks_when, content_words, expected_hops, focus_weights, linked_phrases, relation_mentions, relation_word_matches, same_stem, words_of
+from kgwalk.query.words import (answer_noun, asks_for_a_peer, asks_for_peers, asks_when, compound_words, content_words, expected_hops, focus_weights,
+                                linked_phrases, named_topics, relation_mentions, relation_word_matches, same_stem, words_of)
 from kgwalk.verbalize.template import TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
@@ -142,17 +143,21 @@ class SyntheticPrior:
         return known[word]
 
     def expected_hops(self, masked_question: str) -> float:
-        """The steps the question asks for: `expected_hops` by its content words, or where more, `mention_hops` per
+        """The steps the question asks for: `expected_hops` by its content words (a relation's name in two words counted
+        once, `compound_words`), or where more, `mention_hops` per
         relation it names (`relation_mentions`) or `link_hops` per phrase it links to the next (`linked_phrases`). The words
         per step vary: "who directed the films written by the writer of E" spends 4 content words on 3 steps (written_by
-        named for two); "the country of the birthplace of the director of E", 3 on 3; "what is E about", 1 on 1."""
+        named for two); "the country of the birthplace of the director of E", 3 on 3; "what is E about", 1 on 1. A question
+        naming several entities spends its words on the paths of all of them: each path from one takes its share ("which
+        child of E was born in E": one step from each)."""
         s = self.settings
-        counts = [expected_hops(masked_question, s.words_per_hop)]
+        names_once = compound_words(masked_question, self._word_relations)  # "national team": one step's name, two words
+        counts = [expected_hops(masked_question, s.words_per_hop) - names_once / s.words_per_hop]
         if s.mention_hops:
             counts.append(s.mention_hops * relation_mentions(masked_question, self._word_relations))
         if s.link_hops:
-            counts.append(s.link_hops * linked_phrases(masked_question))
-        return max(counts)
+            counts.append(s.link_hops * linked_phrases(masked_question, self._word_relations))
+        return max(counts) / named_topics(masked_question)
 
     def _word_vectors(self, words: list[str]) -> np.ndarray:
         """Unit vectors of `words` (or walks' end labels), embedded once. A server's threads may share the prior: the

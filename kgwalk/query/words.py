@@ -19,6 +19,9 @@ WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 PLACEHOLDER = "something"  # a path question's inner entities
 TOPIC = "e"  # the question's topic, masked (kgwalk.query.paths.masked_question), as a lower-cased word
 STEM = 4  # leading letters two words of at least this length share to count as one word
+# irregular forms whose spelling shares no stem with the word relation names use ("where was E born": place_of_birth)
+IRREGULAR = {"born": "birth", "died": "death", "dead": "death", "wrote": "write", "sang": "sing", "sung": "sing",
+             "taught": "teach", "built": "build", "spoke": "speak", "spoken": "speak"}
 WH_WORDS = frozenset({"who", "what", "which", "when", "where", "whom", "whose", "how"})
 RELATIVE_PRONOUNS = frozenset({"that", "who", "which", "whom"})
 GENERIC_NOUNS = frozenset({"name", "names", "kind", "type", "sort"})  # "what is the name of the country": the country is asked
@@ -63,6 +66,7 @@ def same_stem(a: str, b: str, *, compounds: bool = False) -> bool:
     ("directed", "director") or one holds the other ("writer", "screenwriter"). With `compounds`, also
     where the longer word holds the shorter's first STEM letters after its own first letter, a compound's
     last part in another form ("screenwriter", "written")."""
+    a, b = IRREGULAR.get(a, a), IRREGULAR.get(b, b)
     if len(a) < STEM or len(b) < STEM:
         return a == b
     if a[:STEM] == b[:STEM] or a in b or b in a:
@@ -124,19 +128,39 @@ def expected_hops(masked_question: str, words_per_hop: float) -> float:
     return sum(w.lower() not in _NO_STEP_WORDS for w in WORD.findall(masked_question)) / words_per_hop
 
 
-def linked_phrases(masked_question: str) -> int:
+def named_topics(masked_question: str) -> int:
+    """How many entities the question names (its masked topics), at least one."""
+    return max(1, sum(w.lower().partition("'")[0] == TOPIC for w in WORD.findall(masked_question)))
+
+
+def compound_words(masked_question: str, matches: Callable[[str], dict[str, frozenset[str]]]) -> int:
+    """How many words of the question only continue the relation name before them: a word right after another that names
+    a word of the same relation's phrase ("national team", "shirt number", "imdb rating": one step's name in two words).
+    `expected_hops` counts each; one step is named. `matches`: a word's `relation_word_matches`."""
+    tokens = [w.lower() for w in WORD.findall(masked_question)]
+    named = [set(matches(t)) if t not in _NO_STEP_WORDS else set() for t in tokens]
+    return sum(bool(named[i] & named[i - 1]) for i in range(1, len(tokens)))
+
+
+def linked_phrases(masked_question: str, matches: Callable[[str], dict[str, frozenset[str]]] | None = None) -> int:
     """How many times the question links a phrase to the next: by "of", a possessive, or a relative pronoun after a
     content word ("the films that", not "in which"). A nested question spends about one content word a step ("the
     country of the birthplace of the director of E": 3 words, 3 links, 3 steps), fewer than `expected_hops` reckons.
-    Not links: an "of" with nothing after it ("what was E the director of"), an "'s" that is "is" ("who's"), and a
-    wh-word after a verb with at most a noun after it ("E starred who", "directed which movies"): a relative clause has
-    a verb and what it acts on."""
+    Not links: an "of" with nothing after it ("what was E the director of"), an "of" inside a relation's name ("place
+    of birth": both its neighbours words of one relation's phrases, `matches` being a word's `relation_word_matches`), an
+    "'s" that is "is" ("who's"), and a wh-word after a verb with at most a noun after it ("E starred who", "directed which
+    movies"): a relative clause has a verb and what it acts on."""
     tokens = [w.lower() for w in WORD.findall(masked_question)]
+
+    def within_a_name(i: int) -> bool:  # "place of birth", "country of citizenship": words of one relation's phrase
+        if matches is None or not 0 < i < len(tokens) - 1 or not (is_content(tokens[i - 1]) and is_content(tokens[i + 1])):
+            return False
+        return bool(set(matches(tokens[i - 1])) & set(matches(tokens[i + 1])))
 
     def links(i: int, t: str) -> bool:
         after = tokens[i + 1 :]
         if t == "of":
-            return any(is_content(a) or a in (PLACEHOLDER, TOPIC) for a in after)
+            return any(is_content(a) or a in (PLACEHOLDER, TOPIC) for a in after) and not within_a_name(i)
         if t.endswith("'s"):
             return is_content(t[:-2]) or t[:-2] == TOPIC
         return t in RELATIVE_PRONOUNS and i > 0 and is_content(tokens[i - 1]) and len(after) >= 2
