@@ -216,6 +216,8 @@ def main() -> None:
     if args.report_only:
         saved_run = json.loads(saved.read_text())
         results, metaqa_rows, seconds = saved_run["results"], saved_run["metaqa"], saved_run["build_seconds"]
+        if (metaqa_rows or mq_label in results) and not args.metaqa_warehouse:  # its rows' "on a walk" reads MetaQA's walks
+            parser.error(f"{saved} has MetaQA rows: --report-only needs the --metaqa-warehouse they were run on")
     else:
         seconds = {name: build(data, warehouse, name) for name in names}
         results, metaqa_rows = run_evals(kgs, FILES, args.metaqa_warehouse, args.settings)
