@@ -14,6 +14,7 @@ from kgwalk.errors import KgwalkError
 from kgwalk.index.records import RECORD_BYTES, WalkRecords, record_source
 from kgwalk.index.store import collection_names, open_store
 from kgwalk.query.retriever import Retriever
+from kgwalk.query.steps import path_keys
 from kgwalk.refresh.job import run_refresh
 from kgwalk.storage import read_rows, read_table
 from kgwalk.walks.labels import signature, walk_triples
@@ -262,6 +263,14 @@ def test_hub_walks_cached_once_per_walks_version_score_as_the_graph_remakes_them
         labels = dict(zip(*(read_table(corpus.config(tmp_path, kg).table("entities"), ["id", "label"]).column(k).to_pylist() for k in ("id", "label"))))
         assert len(made) == 1 and sorted(labels[r] for r in hubs.roots) == [
             "Blonde Venus", "Josef von Sternberg", "Kismet", "Marlene Dietrich", "William Dieterle"]
+        # a hub's candidates: its best walk by cosine, then the best of a relation path that one lacks (at most as many
+        # more as fetched), as the graph's are chosen
+        q = cached.embedder.encode(["who directed Kismet"])[0]
+        for at, root in enumerate(hubs.roots.tolist()):
+            rows = np.arange(hubs.starts[at], hubs.starts[at + 1])
+            walks, scores = hubs.best(q, {root: [root]}, {root: 1})
+            assert len(set(hubs.paths[rows].tolist())) > 1 and len(walks) == 2 and len(set(path_keys(walks).tolist())) == 2
+            assert scores.max() == pytest.approx((hubs.vectors[rows] @ q).max())
         remade: list[list[int]] = []
         real_made = cached.records.made
         monkeypatch.setattr(cached.records, "made", lambda roots: remade.append(list(roots)) or real_made(roots))

@@ -17,7 +17,7 @@ from kgwalk.query.corpus_paths import embed_cached
 from kgwalk.query.hits import EgoLine, NodeHit, WalkHit
 from kgwalk.query.lexicon import Mention
 from kgwalk.query.steps import (Laps, best_walks, check_request, choose_walks, ego_candidates, fetch_counts, names_an_entity, nearest_joint_ends,
-                                restrict_in_time, topic_nodes, walk_ends, weak_match)
+                                path_keys, restrict_in_time, topic_nodes, walk_ends, weak_match)
 
 
 def walk(walk_id: int, score: float, nodes: list[int], sig: str = "r>") -> WalkHit:
@@ -48,6 +48,18 @@ def test_a_nodes_candidates_take_the_best_walk_of_each_path_the_best_by_cosine_l
     assert [w.walk_id for w in best[1]] == [1, 2, 4, 6]  # the two best, then the best of each path they lack
     assert [w.walk_id for w in best_walks(walks, scores, {1: [1]}, {1: 1})[1]] == [1, 4]  # at most as many more as fetched
     assert [w.walk_id for w in best_walks(walks, scores, {1: [1]}, {1: 6})[1]] == [1, 2, 3, 4, 5, 6]
+
+
+def test_a_walks_path_key_is_its_relations_and_directions_in_order():
+    rels = [[1], [1, 2], [2, 1], [1, 2], [1, 2], [-1], [2, 1, -1]]
+    inverse = [[False], [False, False], [False, False], [False, True], [False, False], [False], [False, False, True]]
+    keys = path_keys(pa.table({"rels": rels, "inverse": inverse}))
+    assert keys[1] == keys[4] and len(set(keys.tolist())) == 6  # only the equal paths share a key: order and direction count
+    assert keys[6] != path_keys(pa.table({"rels": [[2, 1]], "inverse": [[False, False]]}))[0]  # a longer path is another
+    sliced = pa.concat_tables([pa.table({"rels": rels, "inverse": inverse}).slice(3), pa.table({"rels": rels, "inverse": inverse}).slice(0, 3)])
+    assert path_keys(sliced).tolist() == [*keys[3:].tolist(), *keys[:3].tolist()]  # the same in any table, chunked or sliced
+    labels = path_keys(pa.table({"rel_labels": [[str(r) for r in p] for p in rels], "inverse": inverse}))
+    assert labels[1] == labels[4] and len(set(labels.tolist())) == 6  # records name relations by label
 
 
 def test_a_nodes_candidates_take_the_best_walk_to_each_nearest_joint_end_they_lack():

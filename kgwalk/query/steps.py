@@ -15,6 +15,7 @@ import pyarrow as pa
 
 from kgwalk.config import QueryConf, QueryMode
 from kgwalk.errors import KgwalkError
+from kgwalk.kg.ids import hash64
 from kgwalk.query.diversity import select_walks, walks_per_node
 from kgwalk.query.hits import NodeHit, WalkHit, best_first, walk_hit
 from kgwalk.query.lexicon import Mention
@@ -92,15 +93,15 @@ def best_walks(walks: pa.Table, scores: np.ndarray, roots: dict[int, list[int]],
     """Per node, its fetch[node] best-scored walks among its `roots`' (query.walk_search=graph): `walks` are records with
     a root (kgwalk/index/records.py), or walks that `shown` makes records of (only the chosen ones), `scores` their
     cosines with the question. Ties go to the lower walk id, as the index search breaks them. Then the best walk of
-    each relation path they lack (`_with_every_path`) and of each of `joint_ends` they do not reach (`nearest_joint_ends`)."""
-    of_root, ids = walks.column("root").to_numpy(), walks.column("walk_id").to_numpy()
+    each relation path they lack (`with_every_path`) and of each of `joint_ends` they do not reach (`nearest_joint_ends`)."""
+    of_root, ids, paths = walks.column("root").to_numpy(), walks.column("walk_id").to_numpy(), path_keys(walks)
     joint_ends = np.zeros(0, np.int64) if joint_ends is None else joint_ends
     ends = walk_ends(walks) if len(joint_ends) else None
     chosen = {}
     for node, searched in roots.items():
         rows = np.flatnonzero(np.isin(of_root, searched))
         order = rows[np.lexsort((ids[rows], -scores[rows]))]
-        chosen[node] = _with_every_path(walks, order, fetch[node])
+        chosen[node] = with_every_path(paths, order, fetch[node])
         if ends is not None:
             chosen[node] = with_joint_ends(ends, order, chosen[node], joint_ends, fetch[node])
     every = np.concatenate([np.zeros(0, np.int64), *chosen.values()])
@@ -108,24 +109,46 @@ def best_walks(walks: pa.Table, scores: np.ndarray, roots: dict[int, list[int]],
     return {node: [walk_hit(float(scores[r]), next(records)) for r in rows] for node, rows in chosen.items()}
 
 
-def _with_every_path(walks: pa.Table, order: np.ndarray, fetch: int) -> np.ndarray:
+def with_every_path(paths: np.ndarray, order: np.ndarray, fetch: int) -> np.ndarray:
     """The `fetch` best rows of `order` (best first), then the best row of each relation path they lack, at most `fetch`
-    more: where a node has hundreds of walks (a person with parents, children, a spouse, a birthplace ...), the best
-    by cosine can all go by a few paths, and the prior, which ranks paths, never sees the one asked for (a family KG:
-    "where was E born" had no place_of_birth walk among a person's 50 best)."""
+    more (`paths`: each row's `path_keys`): where a node has hundreds of walks (a person with parents, children, a spouse,
+    a birthplace ...), the best by cosine can all go by a few paths, and the prior, which ranks paths, never sees the one
+    asked for (a family KG: "where was E born" had no place_of_birth walk among a person's 50 best)."""
     if len(order) <= fetch:
         return order
-    relations = "rels" if "rels" in walks.column_names else "rel_labels"  # ids as the graph makes walks; labels in records
-    rels, inverse = walks.column(relations).take(pa.array(order)).to_pylist(), walks.column("inverse").take(pa.array(order)).to_pylist()
-    paths = [(tuple(r), tuple(i)) for r, i in zip(rels, inverse)]
-    seen, extra = set(paths[:fetch]), list[int]()
-    for row, key in zip(order[fetch:].tolist(), paths[fetch:]):
-        if len(extra) == fetch:
-            break
-        if key not in seen:
-            seen.add(key)
-            extra.append(row)
-    return np.concatenate([order[:fetch], np.array(extra, np.int64)])
+    rest = order[fetch:]
+    lacking = rest[~np.isin(paths[rest], paths[order[:fetch]])]
+    _, first = np.unique(paths[lacking], return_index=True)  # each path's best row
+    return np.concatenate([order[:fetch], lacking[np.sort(first)][:fetch]])
+
+
+def path_keys(walks: pa.Table) -> np.ndarray:
+    """Each walk's relation path (its relations and their directions) as one 64-bit number: equal paths, equal keys, in
+    any table (a hub's cached walks are keyed once, batch by batch). Relations are ids as the graph makes walks, labels
+    in records."""
+    relations = walks.column("rels" if "rels" in walks.column_names else "rel_labels").combine_chunks()
+    if not len(relations):
+        return np.zeros(0, np.uint64)
+    values = relations.flatten()  # flatten and value_lengths, not values and offsets: they respect a slice
+    if pa.types.is_integer(values.type):
+        ids = values.to_numpy().astype(np.uint64)
+    else:
+        labels = values.dictionary_encode()
+        ids = np.array([hash64(label) for label in labels.dictionary.to_pylist()], np.int64).astype(np.uint64)[labels.indices.to_numpy()]
+    directions = walks.column("inverse").combine_chunks().flatten().to_numpy(zero_copy_only=False).astype(np.uint64)
+    lengths = relations.value_lengths().to_numpy()
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    position = (np.arange(len(ids)) - np.repeat(starts, lengths)).astype(np.uint64)
+    with np.errstate(over="ignore"):  # a hash: wrapping is the point
+        mixed = _mix(ids ^ _mix(directions + np.uint64(2) * position + np.uint64(1)))
+    return np.add.reduceat(mixed, starts)
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finalizer: a 64-bit value's bits spread over all 64."""
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
 
 
 def walk_ends(walks: pa.Table) -> np.ndarray:
