@@ -130,6 +130,8 @@ def test_a_question_asks_for_as_many_steps_as_its_content_words_say():
     assert expected_hops("can you tell me the name of the person who directed E", 2.0) == 1.0  # the request and "name": no step's
     # an amount is asked for as a thing is: "how much" and "how many" spend no step ("money", "cost", "make": three words)
     assert expected_hops("how much money did it cost to make E", 1.5) == 2.0
+    # a preposition of place is its verb's or noun's ("players", "contract"); "about" can name a step (a film's tags)
+    assert expected_hops("which players are under contract at E", 1.0) == 2.0 and expected_hops("what is E about", 1.0) == 1.0
     assert expected_hops("how many votes does E have", 1.0) == 1.0
     # a verb's particle is part of the verb: "years", "films", "directed", "come"
     assert expected_hops("in which years did films directed by E come out", 2.0) == 2.0

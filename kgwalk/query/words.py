@@ -36,7 +36,12 @@ REQUEST_WORDS = frozenset({"can", "could", "would", "you", "me", "i", "tell", "p
 AMOUNT_WORDS = frozenset({"how", "much", "many"})
 # a verb's particle is part of the verb, one step with it: "in which years did E's films come out"
 VERB_PARTICLES = frozenset({"out", "up", "off"})
-_NO_STEP_WORDS = FUNCTION_WORDS | REQUEST_WORDS | GENERIC_NOUNS | AMOUNT_WORDS | VERB_PARTICLES  # what `expected_hops` does not count
+# prepositions of place and relation that FUNCTION_WORDS leave out: a verb's or a noun's, no step of their own ("which players
+# are under contract at E"); those that can name one stay counted ("about": has_tags; "after", "before", "during": a time)
+PLACE_PREPOSITIONS = frozenset({"under", "over", "into", "between", "against", "within", "through", "across", "behind", "beyond", "among",
+                                "upon", "near", "toward", "towards", "onto", "around", "via", "per", "inside", "outside", "below", "above",
+                                "beneath", "beside", "along", "amid"})
+_NO_STEP_WORDS = FUNCTION_WORDS | REQUEST_WORDS | GENERIC_NOUNS | AMOUNT_WORDS | VERB_PARTICLES | PLACE_PREPOSITIONS  # what `expected_hops` does not count
 
 
 def is_content(word: str) -> bool:
