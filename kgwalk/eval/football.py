@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from kgwalk.eval.devsets import ANY, Conjunction, DevSet, Kb, Kind, PathQuestions, generate, path
-from kgwalk.eval.people import FIRST, SURNAMES
+from kgwalk.eval.people import FIRST, SURNAMES, unique_name
 from kgwalk.eval.real_places import cities_by_country
 
 P = PathQuestions
@@ -110,13 +110,7 @@ def football_kg(seed: int) -> list[tuple[str, str, str]]:
     abroad = [club for league in BIG_LEAGUES for club in clubs[league]]
 
     def person() -> str:
-        while True:
-            name = f"{rng.choice(FIRST['male'])} {rng.choice(SURNAMES)}"
-            if name in used:  # a middle initial, as real namesakes are told apart
-                name = f"{name.split()[0]} {chr(65 + int(rng.integers(26)))}. {name.split()[-1]}"
-            if name not in used:
-                used.add(name)
-                return name
+        return unique_name(rng, FIRST["male"], lambda: str(rng.choice(SURNAMES)), used)
 
     for team in TEAMS:
         coach = person()

@@ -16,6 +16,8 @@ profession and, for some, an institution they studied at; each city located in i
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 import numpy as np
 
 from kgwalk.eval.devsets import ANY, Conjunction, DevSet, Kb, Kind, PathQuestions, generate, path
@@ -114,6 +116,19 @@ PEOPLE_CONJUNCTIONS = (
 )
 
 
+def unique_name(rng: np.random.Generator, first_names: Sequence[str], surname: Callable[[], str], used: set[str]) -> str:
+    """A first name and a surname that no one in `used` has, then in `used`: a namesake takes a middle initial, as real
+    namesakes are told apart."""
+    while True:
+        first, last = str(rng.choice(first_names)), surname()
+        name = f"{first} {last}"
+        if name in used:
+            name = f"{first} {chr(65 + int(rng.integers(26)))}. {last}"
+        if name not in used:
+            used.add(name)
+            return name
+
+
 def people_kg(seed: int, couples: int = 1500) -> list[tuple[str, str, str]]:
     """The triples of a family KG: `couples` couples in the first generation, their children and grandchildren."""
     rng = np.random.default_rng(seed)
@@ -126,13 +141,7 @@ def people_kg(seed: int, couples: int = 1500) -> list[tuple[str, str, str]]:
     institutions = [f"University of {city}" for c in countries[:40] for city in places[c][:2]]
 
     def person(gender: str, country: str, surname: str) -> str:
-        while True:
-            name = f"{rng.choice(FIRST[gender])} {surname}"
-            if name in used:  # a middle initial, as real namesakes are told apart
-                name = f"{name.split()[0]} {chr(65 + int(rng.integers(26)))}. {surname}"
-            if name not in used:
-                used.add(name)
-                break
+        name = unique_name(rng, FIRST[gender], lambda: surname, used)
         home = country if rng.random() < 0.85 else str(rng.choice(countries, p=weights))
         cities = places[home]
         triples.extend([(name, "gender", gender), (name, "nationality", home), (name, "profession", str(rng.choice(PROFESSIONS))),
