@@ -35,6 +35,10 @@ def test_a_path_reaches_its_answers_never_through_the_topic_again():
     films_of_actors = path(Kind(r"^Paul"), "<starred_actors", step("directed_by>", Kind(has=("born_in>",))))
     assert KB.starts(films_of_actors) == ["Paul Muni"]  # the start kind: labels matching ^Paul
     assert KB.reach("Paul Muni", films_of_actors) == {"William Dieterle", "Emir Kusturica"}
+    # no node twice, as a walk goes: the actors of the other films of Juarez's actor Paul Muni are Rita Hayworth, not
+    # Paul Muni again; the director of the other films of Salome's director is no answer at all
+    assert KB.reach("Juarez", path(ANY, "starred_actors>", "<starred_actors", "starred_actors>")) == {"Rita Hayworth"}
+    assert KB.reach("Salome", path(ANY, "directed_by>", "<directed_by", "directed_by>")) == set()
 
 
 def test_a_path_through_a_hub_is_passed_over():

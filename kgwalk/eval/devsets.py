@@ -5,7 +5,7 @@ A `PathQuestions` is a relation path from a topic (`Path`: which nodes may start
 each a relation walked forwards or backwards and which nodes it may land on) with templates in
 several styles. Its questions take topics the path starts from, in a seeded order, and as answers
 every node the path reaches from the topic, never passing through the topic again ("the other films
-of the director of X" leave X out). A `Conjunction` names two topics and asks for what both of its
+of the director of X" leave X out) by a simple path, since a walk never passes a node twice. A `Conjunction` names two topics and asks for what both of its
 paths reach: the answers are the intersection, and both topics must narrow it.
 
 With `hub_degree`, a question whose path passes through a node of more edges than that (a hub:
@@ -151,8 +151,14 @@ class Kb:
         return out
 
     def reach(self, topic: str, path: Path) -> set[str]:
-        """Every node `path` leads to from `topic`, never through `topic` again."""
-        return self.frontiers(topic, path)[-1]
+        """Every node `path` leads to from `topic` by a simple path: no node twice, `topic` included. A walk never passes a
+        node again, so an answer reached only by going back (the nationality of the coach of a player's national team,
+        where the coach is of that team's country) is on no walk of that path."""
+        partial: set[tuple[str, ...]] = {(topic,)}
+        for s in path.steps:
+            edges = self._next.get((s.relation, s.forward), {})
+            partial = {p + (n,) for p in partial for n in edges.get(p[-1], ()) if n not in p and self.is_kind(n, s.lands)}
+        return {p[-1] for p in partial}
 
     def through_hub(self, topic: str, path: Path, hub_degree: int | None) -> bool:
         """Whether `path` from `topic` passes through a node of more than `hub_degree` edges on its way (None: never)."""
