@@ -4,9 +4,9 @@ relation path, answers computed from the KG.
 A `PathQuestions` is a relation path from a topic (`Path`: which nodes may start it, and its steps,
 each a relation walked forwards or backwards and which nodes it may land on) with templates in
 several styles. Its questions take topics the path starts from, in a seeded order, and as answers
-every node the path reaches from the topic, never passing through the topic again ("the other films
-of the director of X" leave X out) by a simple path, since a walk never passes a node twice. A `Conjunction` names two topics and asks for what both of its
-paths reach: the answers are the intersection, and both topics must narrow it.
+every node the path reaches from the topic by a simple path, as a walk goes: no node twice, the topic
+not again ("the other films of the director of X" leave X out). A `Conjunction` names two topics and
+asks for what both of its paths reach: the answers are the intersection, and both topics must narrow it.
 
 With `hub_degree`, a question whose path passes through a node of more edges than that (a hub:
 `walks.hub_degree`, whose walks end at hubs but never pass through them) is passed over, so that

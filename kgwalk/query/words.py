@@ -143,8 +143,12 @@ def compound_words(masked_question: str, matches: Callable[[str], dict[str, froz
     a word of the same relation's phrase ("national team", "shirt number", "imdb rating": one step's name in two words).
     `expected_hops` counts each; one step is named. `matches`: a word's `relation_word_matches`."""
     tokens = [w.lower() for w in WORD.findall(masked_question)]
-    named = [set(matches(t)) if t not in _NO_STEP_WORDS else set() for t in tokens]
-    return sum(bool(named[i] & named[i - 1]) for i in range(1, len(tokens)))
+    return sum(not {a, b} & _NO_STEP_WORDS and _one_relation(a, b, matches) for a, b in zip(tokens, tokens[1:]))
+
+
+def _one_relation(a: str, b: str, matches: Callable[[str], dict[str, frozenset[str]]]) -> bool:
+    """Whether two question words are words of one relation's phrases (`matches`: a word's `relation_word_matches`)."""
+    return bool(set(matches(a)) & set(matches(b)))
 
 
 def linked_phrases(masked_question: str, matches: Callable[[str], dict[str, frozenset[str]]] | None = None) -> int:
@@ -160,7 +164,7 @@ def linked_phrases(masked_question: str, matches: Callable[[str], dict[str, froz
     def within_a_name(i: int) -> bool:  # "place of birth", "country of citizenship": words of one relation's phrase
         if matches is None or not 0 < i < len(tokens) - 1 or not (is_content(tokens[i - 1]) and is_content(tokens[i + 1])):
             return False
-        return bool(set(matches(tokens[i - 1])) & set(matches(tokens[i + 1])))
+        return _one_relation(tokens[i - 1], tokens[i + 1], matches)
 
     def links(i: int, t: str) -> bool:
         after = tokens[i + 1 :]
