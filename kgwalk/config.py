@@ -317,6 +317,11 @@ class SyntheticConf:
                                        "(bench/results/zero_shot_dev_ablation_answer_type.md).")
     answer_type_margin: Weight = setting(0.05, "Differences in that match within this of the paths' mean count as none: where every path ends in "
                                                "the same kind of thing (persons whose names say nothing of their role), what is left is noise.")
+    kind_step: Weight = setting(0.2, "Where the question asks for a kind of thing that names no relation (\"in which country was the "
+                                     "CEO of E born\"), a path one step past another among the candidates, whose ends read as that kind "
+                                     "(answer_type's match) at least this much more while the other's do not, may be that step longer than "
+                                     "the question's words ask for at no cost: the birthplace's country is one step past the birthplace; "
+                                     "0: off (bench/results/rerank_offline_kind_step.md).")
     named: Weight = setting(0.2, "A path gains this x the share of the question's words naming a relation (a form of a word of its "
                                  "phrases: \"screenwriter\" of written_by) whose relation it takes, none where it is more than "
                                  "focus_slack steps longer than the question asks for; 0: off "

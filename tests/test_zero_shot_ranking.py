@@ -37,7 +37,7 @@ QUESTIONS = [
 
 def _settings(**values) -> SyntheticConf:
     """The prior's settings with every optional term off unless named (the defaults turn them on)."""
-    return SyntheticConf(**{"coverage": 0.0, "focus": 0.0, "mention_hops": 0.0, "link_hops": 0.0, "answer_type": 0.0, "named": 0.0, "peer": 0.0, "peer_unasked": 0.0, **values})
+    return SyntheticConf(**{"coverage": 0.0, "focus": 0.0, "mention_hops": 0.0, "link_hops": 0.0, "answer_type": 0.0, "kind_step": 0.0, "named": 0.0, "peer": 0.0, "peer_unasked": 0.0, **values})
 
 
 def triples():
@@ -493,6 +493,47 @@ def test_the_path_whose_ends_read_as_the_asked_noun_wins(tmp_path, monkeypatch):
     assert not prior(0.5).answer_types(sigs, "where was E born", walks).any()  # no noun names the answer: no term
     with pytest.raises(KgwalkError, match=r"'query\.synthetic\.answer_type' must be"):
         load_config(overrides=["query.synthetic.answer_type=-1"])
+
+
+def test_the_kind_asked_for_one_step_past_the_named_relations(tmp_path, monkeypatch):
+    """"in which country was E born": the words name one step (born), but the birthplaces are cities and their countries one
+    step on. A path one step past another, whose ends read as the asked kind where the other's do not, may be that step
+    longer at no cost; the step count alone picks the city."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    born, country, region, back = ((["born_in"], [False]), (["born_in", "located_in"], [False, False]),
+                                   (["born_in", "has_region"], [False, False]), (["born_in", "born_in"], [False, True]))
+    axis = np.eye(16, dtype=np.float32)
+    words = {"country": axis[2], "veronia": axis[2], "caldonia": 0.8 * axis[2] + 0.6 * axis[3], "lakeford": axis[4], "north": axis[2]}
+
+    class Words:  # every path question on one axis (a tie), the end labels as above, other words on axes of their own
+        def encode(self, texts):
+            return np.array([axis[0] if " " in t else words.get(t.lower(), axis[5 + len(t) % 10]) for t in texts], np.float32)
+
+    def walks_of(*paths):
+        ends = {signature(*born): "Lakeford", signature(*country): "Veronia", signature(*region): "North", signature(*back): "Lakeford"}
+        return [_EndWalk(signature(*p), ends[signature(*p)]) for p in paths]
+
+    def prior(gap: float, paths=(born, country)) -> SyntheticPrior:
+        return SyntheticPrior(list(paths), TemplateVerbalizer({}), Words(), f"kinds-{gap}",
+                              _settings(hop_weight=1.0, content_mix=0.0, center=False, answer_type=0.5, kind_step=gap))
+
+    question = "in which country was E born"
+    walks, sigs = walks_of(born, country), [signature(*born), signature(*country)]
+    types = prior(0.2).answer_types(sigs, question, walks)
+    assert prior(0.2).expected_hops(question) == pytest.approx(2 / 1.75)  # country, born
+    assert prior(0.2).kind_steps(sigs, question, types).tolist() == [False, True]
+    assert np.allclose(prior(0.2).expected_steps(sigs, question, types), [2 / 1.75, 2.0])  # as many as the path takes
+    assert np.argmax(prior(0.2).shares(question, axis[:1], walks)) == 1  # the country
+    assert np.argmax(prior(0.0).shares(question, axis[:1], walks)) == 0  # off: the step count keeps the city
+    assert not prior(0.95).kind_steps(sigs, question, types).any()  # the ends' match (0.9 apart) less than the gap apart
+    assert not prior(0.2).kind_steps(sigs, "where was E born", types).any()  # no kind asked
+    # the last step's phrase names another kind for its end ("has region"), or goes back by the step before (a peer): no step owed
+    for other in (region, back):
+        paths = walks_of(born, other)
+        others = [signature(*born), signature(*other)]
+        assert not prior(0.2, (born, other)).kind_steps(others, question, prior(0.2, (born, other)).answer_types(others, question, paths)).any()
+    with pytest.raises(KgwalkError, match=r"'query\.synthetic\.kind_step' must be"):
+        load_config(overrides=["query.synthetic.kind_step=-1"])
 
 
 def test_a_question_asking_when_takes_the_path_ending_in_times(tmp_path, monkeypatch):

@@ -4,8 +4,9 @@ gives each walk's share; a walk scores cosine + query.rerank_weight x that share
 labelled prior (kgwalk/query/paths.py). The terms, each set under query.synthetic.* and explained
 in docs/synthetic-prior.md: the cosine of the question to the path read as questions
 (kgwalk/query/corpus_paths.py; centred, mixed with content words alone), a step count
-(hop_weight), word coverage, answer focus (kgwalk/query/words.py), answer type (the ends' labels) and peers (a
-relation there and back, where the question asks for what shares something with its topic)."""
+(hop_weight; a step more where the kind asked for lies one step on), word coverage, answer focus (kgwalk/query/words.py),
+answer type (the ends' labels) and peers (a relation there and back, where the question asks for what shares something with
+its topic)."""
 
 from __future__ import annotations
 
@@ -68,6 +69,7 @@ class SyntheticPrior:
         self.word_vectors: dict[str, np.ndarray] = {}
         self.path_words: dict[str, list[list[str]]] = {}  # per path, the words of each reading from the answer
         self.step_words: dict[str, list[list[str]]] = {}  # per step, the words of each verbalizer's phrases
+        self.end_kinds: dict[str, list[list[str]]] = {}  # per step, the words naming its end's kind (`_end_kinds`)
         self.relations_of: dict[str, list[str]] = {}  # per word of a relation phrase (both ways, every verbalizer), its relations
         self.relations_read: set[str] = set()  # the relations whose words relations_of holds
         self.word_relations: dict[str, dict[str, frozenset[str]]] = {}  # per question word, its relation_word_matches
@@ -204,16 +206,63 @@ class SyntheticPrior:
         best = dict(zip(vocabulary, self._matches(vocabulary, asked).max(axis=1).tolist()))
         return np.array([max((sum(best[w] for w in words) / len(words) if words else 0.0) for words in readings) for readings in path_words])
 
-    def _past_slack(self, sigs: list[str], masked_question: str) -> np.ndarray:
-        """Per path, whether it is more than query.synthetic.focus_slack steps longer than the question asks for
-        (`expected_hops`): what the focus and the named relations tell is the answer's relation, not the length."""
-        return np.array([sig.count("|") + 1 for sig in sigs]) - self.expected_hops(masked_question) > self.settings.focus_slack
+    def _end_kinds(self, step: str) -> list[list[str]]:
+        """The words naming the kind of a step's end in its phrases, read the step's way (each verbalizer's that names one):
+        "has genre" (has_genre>: a genre), "is in language" (in_language>: a language); none for a verb ("was born in",
+        "is located in") or a phrase naming where the step starts ("is the capital of")."""
+        if step not in self.end_kinds:
+            (relation,), (inverse,) = parse_signature(step)
+            kinds = []
+            for v in self.verbalizers:
+                words = v.phrase(relation, inverse).lower().replace("{}", " ").split()
+                if len(words) > 1 and words[0] == "has":
+                    kinds.append(words[1:])
+                elif len(words) > 2 and words[0] in ("is", "was") and words[1] == "in":
+                    kinds.append(words[2:])
+            self.end_kinds[step] = kinds
+        return self.end_kinds[step]
 
-    def focuses(self, sigs: list[str], masked_question: str) -> np.ndarray:
+    def kind_steps(self, sigs: list[str], masked_question: str, types: np.ndarray) -> np.ndarray:
+        """Per path, whether the kind of thing the question asks for lies one step past what its words name: the question
+        names a kind (`answer_noun`) that names no relation, and the path is one step longer than another among `sigs` whose
+        ends do not read as that kind while its own do, by query.synthetic.kind_step more (`types`: `answer_types`). "in
+        which country was the CEO of E born" names the CEO and the birth, two steps; the country is one more, from the
+        birthplace. Not where the last step's phrase names another kind for its end ("has genre": genres read like
+        "movies" to word vectors), nor where the last two steps go there and back (`peer_pairs`: an end of the kind of the
+        node before it, a film for "what kind of film is E")."""
+        s = self.settings
+        noun = answer_noun(masked_question)
+        if not s.kind_step or not noun or any(self._word_relations(w) for w in noun):
+            return np.zeros(len(sigs), bool)
+        type_of = dict(zip(sigs, types.tolist()))
+
+        def one_step_on(sig: str) -> bool:
+            steps = sig.split("|")
+            shorter = type_of.get("|".join(steps[:-1]))
+            return (shorter is not None and shorter <= 0 < type_of[sig] and type_of[sig] - shorter >= s.kind_step and not peer_pairs(sig)[-1]
+                    and all(any(same_stem(k, n) for k in kind for n in noun) for kind in self._end_kinds(steps[-1])))
+
+        return np.array([one_step_on(sig) for sig in sigs], bool)
+
+    def expected_steps(self, sigs: list[str], masked_question: str, types: np.ndarray) -> np.ndarray:
+        """Per path, the steps the question asks for: `expected_hops`, where the kind asked for lies one step on
+        (`kind_steps`) up to one more, as many as the path takes (`types`: `answer_types`)."""
+        counted = self.expected_hops(masked_question)
+        lengths = np.array([sig.count("|") + 1 for sig in sigs])
+        return counted + self.kind_steps(sigs, masked_question, types) * np.clip(lengths - counted, 0.0, 1.0)
+
+    def _past_slack(self, sigs: list[str], expected: np.ndarray | float) -> np.ndarray:
+        """Per path, whether it is more than query.synthetic.focus_slack steps longer than the question asks for
+        (`expected`, per path or one count for all): what the focus and the named relations tell is the answer's relation,
+        not the length."""
+        return np.array([sig.count("|") + 1 for sig in sigs]) - expected > self.settings.focus_slack
+
+    def focuses(self, sigs: list[str], masked_question: str, expected: np.ndarray | float | None = None) -> np.ndarray:
         """Per path, how much more the question's wh-phrase asks about its last step than about its steps on average:
         each step's match is the mean of the question's words weighted by `focus_weights` of each one's best match
         among the words of the step's relation phrases, both ways (the better verbalizer's); 0 for a question without
-        a wh-word, and no gain for a path more than query.synthetic.focus_slack steps longer than `expected_hops`."""
+        a wh-word, and no gain for a path more than query.synthetic.focus_slack steps longer than it asks for (`expected`:
+        `expected_steps`; `expected_hops` where None)."""
         weights = focus_weights(masked_question, self.settings.focus_decay)
         paths = [sig.split("|") for sig in sigs]
         steps = {step: self._step_words(step) for path in paths for step in path}
@@ -232,26 +281,29 @@ class SyntheticPrior:
         relative = np.array([focus[path[-1]] - sum(focus[step] for step in path) / len(path) for path in paths])
         # what the focus tells is the answer's relation, not the length: a path more than focus_slack steps longer than the
         # question asks for gains nothing ("what was the release year of E": E's director's other films' years end in it too)
-        return np.where(self._past_slack(sigs, masked_question), np.minimum(relative, 0.0), relative)
+        expected = self.expected_hops(masked_question) if expected is None else expected
+        return np.where(self._past_slack(sigs, expected), np.minimum(relative, 0.0), relative)
 
     def _named(self, masked_question: str) -> list[set[str]]:
         """Per question word that names relations (`relation_word_matches`), the relations it names."""
         return [set(found) for word in words_of(masked_question) if (found := self._word_relations(word))]
 
-    def named_relations(self, sigs: list[str], masked_question: str) -> np.ndarray:
+    def named_relations(self, sigs: list[str], masked_question: str, expected: np.ndarray | float | None = None) -> np.ndarray:
         """Per path, the share of the question's words naming a relation (`relation_word_matches`: a form of a word of
         its phrases, "screenwriter" of written_by) whose relation it takes; a word naming several (released: release_year
         and release_date) is met by any of them. Spelling tells here what word vectors blur: "films" reads as near
         "directed" and "starred" as "screenwriter" does to "written", so the question's own word for a relation can lose
         to a film-like one ("which films share the screenwriter with E"). As with the focus, a path more than
         query.synthetic.focus_slack steps longer than the question asks for gains nothing: a word may name the relation
-        the answer is asked by, not one more step ("what position does E play": not E's club's players' positions)."""
+        the answer is asked by, not one more step ("what position does E play": not E's club's players' positions);
+        `expected` as for `focuses`."""
         named = self._named(masked_question)
         if not named:
             return np.zeros(len(sigs))
         taken = [set(parse_signature(sig)[0]) for sig in sigs]
         share = np.array([sum(bool(relations & path) for relations in named) / len(named) for path in taken])
-        return np.where(self._past_slack(sigs, masked_question), 0.0, share)
+        expected = self.expected_hops(masked_question) if expected is None else expected
+        return np.where(self._past_slack(sigs, expected), 0.0, share)
 
     def answer_types(self, sigs: list[str], masked_question: str, walks: Sequence[WalkHit]) -> np.ndarray:
         """Per path, how much more its walks' ends read as what the question asks for than the paths' ends on average, less
@@ -318,15 +370,17 @@ class SyntheticPrior:
         if s.content_mix > 0:
             sims = (1 - s.content_mix) * sims + s.content_mix * self._cosines(sigs, masked_vectors[1], "content")
         steps = np.array([s.count("|") + 1 for s in sigs])
-        sims = sims - s.hop_weight * np.abs(steps - self.expected_hops(masked_question))
+        types = self.answer_types(sigs, masked_question, walks) if s.answer_type or s.kind_step else np.zeros(len(sigs))
+        expected = self.expected_steps(sigs, masked_question, types)
+        sims = sims - s.hop_weight * np.abs(steps - expected)
         if s.coverage:
             sims = sims + s.coverage * self.coverages(sigs, masked_question)
         if s.focus:
-            sims = sims + s.focus * self.focuses(sigs, masked_question)
+            sims = sims + s.focus * self.focuses(sigs, masked_question, expected)
         if s.named:
-            sims = sims + s.named * self.named_relations(sigs, masked_question)
+            sims = sims + s.named * self.named_relations(sigs, masked_question, expected)
         if s.answer_type:
-            sims = sims + s.answer_type * self.answer_types(sigs, masked_question, walks)
+            sims = sims + s.answer_type * types
         if s.peer or s.peer_unasked:
             sims = sims + self.peers(sigs, masked_question)
         weights = np.exp((sims - sims.max()) / s.temperature)
