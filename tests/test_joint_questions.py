@@ -91,6 +91,10 @@ def test_an_answer_kind_that_is_an_entity_counts_as_one_more_named(people_corpus
         got = joint.retrieve(question)
         assert {n.label for n in got.nodes if n.matched} == {"Springfield"}  # "chemist", lowercase, is no mention of its own
         assert got.best.end_node == ids["Ann Lee"]  # the one born there of the kind asked for
+    # the kind said after a copula at the end: "which people ... are chemists"
+    for question in ("which people born in Springfield are chemists?", "who among the people born in Springfield is a chemist"):
+        assert joint.retrieve(question).best.end_node == ids["Ann Lee"]
+        assert apart.retrieve(question).best.end_node != ids["Ann Lee"]  # without the joint term, any of the four
     # no kind among the KG's entities: the order without the joint term
     question = "which people were born in Springfield"
     assert [w.walk_id for w in joint.retrieve(question).walks] == [w.walk_id for w in apart.retrieve(question).walks]

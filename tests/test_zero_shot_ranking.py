@@ -17,7 +17,7 @@ from kgwalk.config import SyntheticConf, load_config
 from kgwalk.errors import KgwalkError
 from kgwalk.query.corpus_paths import corpus_paths, embed_cached, path_questions, path_readings
 from kgwalk.query.synthetic import SyntheticPrior, peer_pairs
-from kgwalk.query.words import answer_noun, asks_for_a_peer, asks_for_peers, asks_when, compound_words, content_words, expected_hops, focus_weights, linked_phrases, named_topics, relation_mentions, relation_word_matches, same_stem, words_of
+from kgwalk.query.words import answer_noun, asks_for_a_peer, asks_for_peers, asks_when, compound_words, content_words, expected_hops, focus_weights, linked_phrases, named_topics, predicate_noun, relation_mentions, relation_word_matches, same_stem, words_of
 from kgwalk.verbalize.template import TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
@@ -456,6 +456,16 @@ def test_the_words_naming_the_answer_follow_what_or_which():
     assert answer_noun("the country of birth of the singer of E") == ["country"]  # no wh-word: the first content words
     assert answer_noun("genre of E?") == ["genre"]
     assert answer_noun("E's club?") == []
+
+
+def test_the_words_a_question_ending_in_a_copula_says_its_answer_is():
+    assert predicate_noun("which people from E are judges?") == ["judges"]
+    assert predicate_noun("who among the children of E was a poet") == ["poet"]  # the article skipped
+    assert predicate_noun("which films are about E") == []  # the topic follows
+    assert predicate_noun("what is E") == []
+    assert predicate_noun("the films of E are in which language") == []  # a function word and a wh-word follow
+    assert predicate_noun("which child of E was born in E?") == []
+    assert predicate_noun("what movies did E star in") == []  # no copula
 
 
 class _EndWalk(_Walk):

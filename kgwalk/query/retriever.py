@@ -46,7 +46,7 @@ from kgwalk.query.steps import (Laps, best_walks, check_request, choose_walks, e
                                 topic_nodes, weak_match)
 from kgwalk.query.temporal import UNKNOWN_PENALTY
 from kgwalk.query.walk_sums import walk_encoder
-from kgwalk.query.words import answer_noun
+from kgwalk.query.words import answer_noun, predicate_noun
 from kgwalk.state import table_folders
 from kgwalk.storage import check_logs
 
@@ -306,13 +306,15 @@ class Retriever:
         """Where the question names several of the top nodes by name (`names_an_entity`: not one lowercase word, such as
         the film "Made" in "what genres has E's director also made"), the entities all of them reach within
         query.joint_hops steps (`joint_reach`); empty otherwise, or with query.joint_weight 0. A kind of answer that is
-        itself an entity ("which chemist was born in B": the profession `chemist`) counts as one more, its members one
-        step from it: what the question asks for is one of them."""
+        itself an entity ("which chemist was born in B": the profession `chemist`; or said after a copula, "which people from
+        A are judges", `predicate_noun`) counts as one more, its members one step from it: what the question asks for is
+        one of them."""
         by_name = {self.aliases.get(m.entity, m.entity) for m in mentions if names_an_entity(m)}
         named = [n.id for n in nodes if n.matched and n.id in by_name]
         if not named or not self.cfg.query.joint_weight:
             return {}
-        kind = self.lexicon.kind(answer_noun(masked)) if self.cfg.query.node_search == "hybrid" else None
+        kind = next((k for noun in (answer_noun(masked), predicate_noun(masked)) if (k := self.lexicon.kind(noun)) is not None), None) \
+            if self.cfg.query.node_search == "hybrid" else None
         if kind is not None:
             kind = self.aliases.get(kind, kind)
             kind = None if kind in named else kind

@@ -120,6 +120,24 @@ def answer_noun(masked_question: str) -> list[str]:
     return run
 
 
+COPULAS = frozenset({"is", "are", "was", "were"})
+ARTICLES = frozenset({"a", "an", "the"})
+
+
+def predicate_noun(masked_question: str) -> list[str]:
+    """The words a question ending in a copula and a noun says its answer is ("which people from E are judges?": judges;
+    "who among the children of E was a poet": poet): the content words after its last copula, an article skipped, where
+    nothing else follows them. None where the topic or a function word follows ("which films are about E", "what is E")."""
+    tokens = [w.lower() for w in WORD.findall(masked_question)]
+    last = max((i for i, t in enumerate(tokens) if t in COPULAS), default=None)
+    if last is None:
+        return []
+    rest = tokens[last + 1 :]
+    if rest[:1] and rest[0] in ARTICLES:
+        rest = rest[1:]
+    return rest if rest and all(is_content(t) and t != TOPIC and t not in WH_WORDS for t in rest) else []
+
+
 def asks_when(masked_question: str) -> bool:
     """Whether the question's first wh-word is "when": it asks for a time."""
     tokens = [w.lower() for w in WORD.findall(masked_question)]
