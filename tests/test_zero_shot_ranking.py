@@ -533,6 +533,8 @@ def test_the_kind_asked_for_one_step_past_the_named_relations(tmp_path, monkeypa
     assert prior(0.2).expected_hops(question) == pytest.approx(2 / 1.75)  # country, born
     assert prior(0.2).kind_steps(sigs, question, types).tolist() == [False, True]
     assert np.allclose(prior(0.2).expected_steps(sigs, question, types), [2 / 1.75, 2.0])  # as many as the path takes
+    # words counting less than a step name little but the kind: it is asked for by that step ("which country is E in")
+    assert np.allclose(prior(0.2).expected_steps(sigs, "which country is E in", types), 1 / 1.75)
     assert np.argmax(prior(0.2).shares(question, axis[:1], walks)) == 1  # the country
     assert np.argmax(prior(0.0).shares(question, axis[:1], walks)) == 0  # off: the step count keeps the city
     assert not prior(0.95).kind_steps(sigs, question, types).any()  # the ends' match (0.9 apart) less than the gap apart

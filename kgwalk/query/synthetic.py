@@ -246,9 +246,13 @@ class SyntheticPrior:
 
     def expected_steps(self, sigs: list[str], masked_question: str, types: np.ndarray) -> np.ndarray:
         """Per path, the steps the question asks for: `expected_hops`, where the kind asked for lies one step on
-        (`kind_steps`) up to one more, as many as the path takes (`types`: `answer_types`)."""
+        (`kind_steps`) up to one more, as many as the path takes (`types`: `answer_types`). Only where the words count a
+        step at least: one that names little but the kind ("which country is E in") asks for it by that step, and a
+        made-up country's name reads less like "country" than its continent's does."""
         counted = self.expected_hops(masked_question)
         lengths = np.array([sig.count("|") + 1 for sig in sigs])
+        if counted < 1:
+            return np.full(len(sigs), counted)
         return counted + self.kind_steps(sigs, masked_question, types) * np.clip(lengths - counted, 0.0, 1.0)
 
     def _past_slack(self, sigs: list[str], expected: np.ndarray | float) -> np.ndarray:
