@@ -23,6 +23,8 @@ STEM = 4  # leading letters two words of at least this length share to count as 
 IRREGULAR = {"born": "birth", "died": "death", "dead": "death", "wrote": "write", "sang": "sing", "sung": "sing",
              "taught": "teach", "built": "build", "spoke": "speak", "spoken": "speak"}
 WH_WORDS = frozenset({"who", "what", "which", "when", "where", "whom", "whose", "how"})
+COPULAS = frozenset({"is", "are", "was", "were"})  # "which people from E are judges": what follows the last one names the answer
+ARTICLES = frozenset({"a", "an", "the"})
 RELATIVE_PRONOUNS = frozenset({"that", "who", "which", "whom"})
 GENERIC_NOUNS = frozenset({"name", "names", "kind", "type", "sort"})  # "what is the name of the country": the country is asked
 # words asking for the topic's peers, things that share something with it ("which other films did the director of E make",
@@ -120,10 +122,6 @@ def answer_noun(masked_question: str) -> list[str]:
     return run
 
 
-COPULAS = frozenset({"is", "are", "was", "were"})
-ARTICLES = frozenset({"a", "an", "the"})
-
-
 def predicate_noun(masked_question: str) -> list[str]:
     """The words a question ending in a copula and a noun says its answer is ("which people from E are judges?": judges;
     "who among the children of E was a poet": poet): the content words after its last copula, an article skipped, where
@@ -135,7 +133,7 @@ def predicate_noun(masked_question: str) -> list[str]:
     rest = tokens[last + 1 :]
     if rest[:1] and rest[0] in ARTICLES:
         rest = rest[1:]
-    return rest if rest and all(is_content(t) and t != TOPIC and t not in WH_WORDS for t in rest) else []
+    return rest if rest and all(is_content(t) and t.partition("'")[0] != TOPIC and t not in WH_WORDS for t in rest) else []
 
 
 def asks_when(masked_question: str) -> bool:
