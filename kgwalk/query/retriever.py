@@ -313,8 +313,11 @@ class Retriever:
         named = [n.id for n in nodes if n.matched and n.id in by_name]
         if not named or not self.cfg.query.joint_weight:
             return {}
-        kind = next((k for noun in (answer_noun(masked), predicate_noun(masked)) if (k := self.lexicon.kind(noun)) is not None), None) \
-            if self.cfg.query.node_search == "hybrid" else None
+        kind = None
+        if self.cfg.query.node_search == "hybrid":
+            kind = self.lexicon.kind(answer_noun(masked))
+            if kind is None:
+                kind = self.lexicon.kind(predicate_noun(masked))
         if kind is not None:
             kind = self.aliases.get(kind, kind)
             kind = None if kind in named else kind

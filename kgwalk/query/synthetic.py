@@ -250,9 +250,9 @@ class SyntheticPrior:
         step at least: one that names little but the kind ("which country is E in") asks for it by that step, and a
         made-up country's name reads less like "country" than its continent's does."""
         counted = self.expected_hops(masked_question)
-        lengths = np.array([sig.count("|") + 1 for sig in sigs])
         if counted < 1:
             return np.full(len(sigs), counted)
+        lengths = np.array([sig.count("|") + 1 for sig in sigs])
         return counted + self.kind_steps(sigs, masked_question, types) * np.clip(lengths - counted, 0.0, 1.0)
 
     def _past_slack(self, sigs: list[str], expected: np.ndarray | float) -> np.ndarray:
