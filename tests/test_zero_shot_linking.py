@@ -38,6 +38,12 @@ def test_a_mention_is_the_questions_own_text_so_masking_finds_it():
     assert masked_question("who directed Kismet (1944 film)?", [mention]) == "who directed E?"  # its closing bracket too
     [mention] = lex.mentions("when was (24755) 1992 UQ6 found")
     assert masked_question("when was (24755) 1992 UQ6 found", [mention]) == "when was E found"
+    # found without its possessive, a mention leaves it to the masked question: "E's director" still says whose director
+    [mention] = lex.mentions("who is Kismet (1944 film)'s director")
+    assert mention.text == "Kismet (1944 film)"
+    assert masked_question("who is Kismet (1944 film)'s director", [mention]) == "who is E's director"
+    [mention] = lexicon_of(["Tiffany's"]).mentions("who owns Tiffany's")
+    assert mention.text == "Tiffany's"  # a label's own "'s" is the label's
 
 
 def test_entities_named_like_common_words_count_only_when_nothing_else_is_named():

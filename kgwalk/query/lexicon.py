@@ -208,11 +208,12 @@ class EntityLexicon:
         for span in spans:
             if covered[span.first : span.first + span.words].any():
                 continue
-            at = self._span_range(words[span.first : span.first + span.words])
+            at, possessive = self._span_range(words[span.first : span.first + span.words])
             if at.start == at.stop:
                 continue
             covered[span.first : span.first + span.words] = True
-            text = _with_its_brackets(question, span.start, span.end)
+            # the mention stops before a possessive it was found without: masked, "E's spouse" still says whose
+            text = _with_its_brackets(question, span.start, span.end - possessive * len(_POSSESSIVE[0]))
             one_word = words[span.first] if span.words == 1 else None  # a letter is weak ("A"); a digit names a number ("9")
             function_word = one_word is not None and (one_word in _FUNCTION_WORDS or (len(one_word) == 1 and not one_word.isdigit()))
             lowercase = capitalizes and text.islower()
@@ -222,11 +223,12 @@ class EntityLexicon:
                 into.setdefault(int(entity), Mention(int(entity), text, False))
         return list((strong or weak).values())
 
-    def _span_range(self, words: list[str]) -> slice:
+    def _span_range(self, words: list[str]) -> tuple[slice, bool]:
+        """Where these words' key is among the keys, and whether it was found only without a possessive ending."""
         at = self._range(_key(words))
         if at.start == at.stop and words[-1].endswith(_POSSESSIVE):  # "Kismet's director", "Kismet (1944 film)'s director"
-            at = self._range(_key([*words[:-1], words[-1][:-2].strip(EDGE_PUNCT)]))
-        return at
+            return self._range(_key([*words[:-1], words[-1][:-2].strip(EDGE_PUNCT)])), True
+        return at, False
 
 
 def read_lexicon(entities: str, relations: str | None = None) -> EntityLexicon:

@@ -46,9 +46,15 @@ PLACE_PREPOSITIONS = frozenset({"under", "over", "into", "between", "against", "
 _NO_STEP_WORDS = FUNCTION_WORDS | REQUEST_WORDS | GENERIC_NOUNS | AMOUNT_WORDS | VERB_PARTICLES | PLACE_PREPOSITIONS  # what `expected_hops` does not count
 
 
+def _unpossessed(token: str) -> str:
+    """A token without its possessive ending ("e's": "e", "parents'": "parents")."""
+    return token[:-2] if token.endswith("'s") else token.rstrip("'")
+
+
 def is_content(word: str) -> bool:
-    """Neither a function word nor a placeholder (`word` lower-cased)."""
-    return word not in FUNCTION_WORDS and word != PLACEHOLDER
+    """Neither a function word nor a placeholder (`word` lower-cased), nor one's possessive (the masked topic's: "E's")."""
+    base = _unpossessed(word)
+    return base not in FUNCTION_WORDS and base != PLACEHOLDER
 
 
 def _content(text: str) -> list[str]:
@@ -113,7 +119,7 @@ def answer_noun(masked_question: str) -> list[str]:
         return []
     run: list[str] = []
     for token in tokens[wh + 1 if wh is not None else 0 :]:
-        if token.partition("'")[0] == TOPIC or token in WH_WORDS:  # the topic, or its possessive ("E's")
+        if _unpossessed(token) == TOPIC or token in WH_WORDS:  # the topic, or its possessive ("E's")
             break
         if is_content(token) and token not in GENERIC_NOUNS:
             run.append(token)
@@ -133,7 +139,7 @@ def predicate_noun(masked_question: str) -> list[str]:
     rest = tokens[last + 1 :]
     if rest[:1] and rest[0] in ARTICLES:
         rest = rest[1:]
-    return rest if rest and all(is_content(t) and t.partition("'")[0] != TOPIC and t not in WH_WORDS for t in rest) else []
+    return rest if rest and all(is_content(t) and t not in WH_WORDS for t in rest) else []
 
 
 def asks_when(masked_question: str) -> bool:
@@ -146,12 +152,12 @@ def asks_when(masked_question: str) -> bool:
 def expected_hops(masked_question: str, words_per_hop: float) -> float:
     """How many relation steps a question with its topic masked as 'E' asks for, read from how many
     content words it spends; the words of a request around it and generic nouns ("name") are no step's."""
-    return sum(w.lower() not in _NO_STEP_WORDS for w in WORD.findall(masked_question)) / words_per_hop
+    return sum(_unpossessed(w.lower()) not in _NO_STEP_WORDS for w in WORD.findall(masked_question)) / words_per_hop
 
 
 def named_topics(masked_question: str) -> int:
     """How many entities the question names (its masked topics), at least one."""
-    return max(1, sum(w.lower().partition("'")[0] == TOPIC for w in WORD.findall(masked_question)))
+    return max(1, sum(_unpossessed(w.lower()) == TOPIC for w in WORD.findall(masked_question)))
 
 
 def compound_words(masked_question: str, matches: Callable[[str], dict[str, frozenset[str]]]) -> int:
