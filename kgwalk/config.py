@@ -322,6 +322,10 @@ class SyntheticConf:
                                      "(answer_type's match) at least this much more while the other's do not, may be that step longer than "
                                      "the question's words ask for at no cost: the birthplace's country is one step past the birthplace; "
                                      "0: off (bench/results/rerank_offline_kind_step.md).")
+    order: Weight = setting(0.1, "A path gains this x how far it takes the relations the question names in the order its words give: "
+                                 "nested and possessive questions name them from the answer in (\"the nationality of the spouse of the "
+                                 "parent of E\": parents, then spouse, then nationality; \"where were the parents of E's spouse born\": "
+                                 "spouse, parents, birthplace); 0: off (bench/results/rerank_offline_order.md).")
     named: Weight = setting(0.2, "A path gains this x the share of the question's words naming a relation (a form of a word of its "
                                  "phrases: \"screenwriter\" of written_by) whose relation it takes, none where it is more than "
                                  "focus_slack steps longer than the question asks for; 0: off "

@@ -17,7 +17,7 @@ from kgwalk.config import SyntheticConf, load_config
 from kgwalk.errors import KgwalkError
 from kgwalk.query.corpus_paths import corpus_paths, embed_cached, path_questions, path_readings
 from kgwalk.query.synthetic import SyntheticPrior, peer_pairs
-from kgwalk.query.words import answer_noun, asks_for_a_peer, asks_for_peers, asks_when, compound_words, content_words, expected_hops, focus_weights, linked_phrases, named_topics, predicate_noun, relation_mentions, relation_word_matches, same_stem, words_of
+from kgwalk.query.words import answer_noun, asks_for_a_peer, asks_for_peers, asks_when, compound_words, content_words, expected_hops, focus_weights, linked_phrases, named_topics, path_order, predicate_noun, relation_mentions, relation_word_matches, same_stem, words_of
 from kgwalk.verbalize.template import TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
@@ -37,7 +37,7 @@ QUESTIONS = [
 
 def _settings(**values) -> SyntheticConf:
     """The prior's settings with every optional term off unless named (the defaults turn them on)."""
-    return SyntheticConf(**{"coverage": 0.0, "focus": 0.0, "mention_hops": 0.0, "link_hops": 0.0, "answer_type": 0.0, "kind_step": 0.0, "named": 0.0, "peer": 0.0, "peer_unasked": 0.0, **values})
+    return SyntheticConf(**{"coverage": 0.0, "focus": 0.0, "mention_hops": 0.0, "link_hops": 0.0, "answer_type": 0.0, "kind_step": 0.0, "named": 0.0, "order": 0.0, "peer": 0.0, "peer_unasked": 0.0, **values})
 
 
 def triples():
@@ -467,6 +467,33 @@ def test_the_words_a_question_ending_in_a_copula_says_its_answer_is():
     assert predicate_noun("the films of E are in which language") == []  # a function word and a wh-word follow
     assert predicate_noun("which child of E was born in E?") == []
     assert predicate_noun("what movies did E star in") == []  # no copula
+
+
+def test_the_order_a_path_takes_the_named_relations_in():
+    """Nested and possessive questions name their relations from the answer in: the path takes them the other way."""
+    assert path_order("the nationality of the spouse of the parent of E") == ["parent", "spouse", "nationality"]
+    assert path_order("where were the parents of E's spouse born?") == ["spouse", "parents", "where", "born"]
+    assert path_order("E's spouse's parents' birthplace") == ["spouse", "parents", "birthplace"]
+    assert path_order("who directed the films that E acted in") == ["acted", "films", "directed"]  # E the relative clause's subject
+    assert path_order("what position does E play") == ["position", "play"]  # after an auxiliary: one verb with its noun
+    assert path_order("which films did E and E make together") == []  # two topics: no one order
+
+    relations = [(["parents", "spouse", "nationality"], [False, False, False]), (["spouse", "parents", "nationality"], [False, True, False]),
+                 (["spouse", "nationality"], [False, False])]
+    sigs = [signature(*path) for path in relations]
+
+    def prior(order: float) -> SyntheticPrior:
+        return SyntheticPrior(relations, TemplateVerbalizer({}), _Tie(), f"order-{order}", _settings(hop_weight=0.0, content_mix=0.0, center=False, order=order))
+
+    question = "the nationality of the spouse of the parent of E"
+    # parents -> spouse -> nationality, all in order; spouse before parents: one pair of three the other way; two in order
+    assert prior(0.2).orders(sigs, question).tolist() == [1.0, pytest.approx(1 / 3), 1.0]
+    assert np.allclose(prior(0.2).orders(sigs, "what is the nationality of E"), 0.0)  # one relation named: no order
+    walks = [_Walk(sigs[1]), _Walk(sigs[0])]
+    assert prior(0.2).shares(question, np.array([[1.0, 0.0]]), walks).argmax() == 1
+    assert np.allclose(*prior(0.0).shares(question, np.array([[1.0, 0.0]]), walks))  # off: a tie
+    with pytest.raises(KgwalkError, match=r"'query\.synthetic\.order' must be"):
+        load_config(overrides=["query.synthetic.order=-1"])
 
 
 class _EndWalk(_Walk):

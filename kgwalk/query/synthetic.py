@@ -5,8 +5,8 @@ labelled prior (kgwalk/query/paths.py). The terms, each set under query.syntheti
 in docs/synthetic-prior.md: the cosine of the question to the path read as questions
 (kgwalk/query/corpus_paths.py; centred, mixed with content words alone), a step count
 (hop_weight; a step more where the kind asked for lies one step on), word coverage, answer focus (kgwalk/query/words.py),
-answer type (the ends' labels) and peers (a relation there and back, where the question asks for what shares something with
-its topic)."""
+answer type (the ends' labels), the order the question names relations in, and peers (a relation there and back, where
+the question asks for what shares something with its topic)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from kgwalk.query.hits import WalkHit
 from kgwalk.query.corpus_paths import embed_cached, parse_signature, path_readings, phrase_words, read_corpus_paths, unit_vectors
 from kgwalk.query.temporal import label_year
 from kgwalk.query.words import (answer_noun, asks_for_a_peer, asks_for_peers, asks_when, compound_words, content_words, expected_hops, focus_weights,
-                                linked_phrases, named_topics, relation_mentions, relation_word_matches, same_stem, words_of)
+                                linked_phrases, named_topics, path_order, relation_mentions, relation_word_matches, same_stem, words_of)
 from kgwalk.verbalize.template import TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
@@ -309,6 +309,26 @@ class SyntheticPrior:
         expected = self.expected_hops(masked_question) if expected is None else expected
         return np.where(self._past_slack(sigs, expected), 0.0, share)
 
+    def orders(self, sigs: list[str], masked_question: str) -> np.ndarray:
+        """Per path, how far it takes the relations the question names in the order its words give (`path_order`): over
+        the pairs of named words whose relations the path takes at different steps, the share in that order less the
+        share in the other ("the nationality of the spouse of the parent of E": parents, then spouse, then nationality;
+        not spouse, then parents). A word naming every relation the paths take tells no order (a dotted KG's "film"); 0
+        for a path with no such pair, and for a question naming fewer than two relations or several topics."""
+        taken = [parse_signature(sig)[0] for sig in sigs]
+        every = set().union(*taken) if taken else set()
+        named = [found.keys() for word in path_order(masked_question) if (found := self._word_relations(word)) and not found.keys() >= every]
+        if len(named) < 2:
+            return np.zeros(len(sigs))
+
+        def agreement(relations: list[str]) -> float:
+            at = [next((k for k, r in enumerate(relations) if r in n), None) for n in named]
+            steps = [k for k in at if k is not None]
+            signs = [1 if b > a else -1 for i, a in enumerate(steps) for b in steps[i + 1 :] if a != b]
+            return sum(signs) / len(signs) if signs else 0.0
+
+        return np.array([agreement(relations) for relations in taken])
+
     def answer_types(self, sigs: list[str], masked_question: str, walks: Sequence[WalkHit]) -> np.ndarray:
         """Per path, how much more its walks' ends read as what the question asks for than the paths' ends on average, less
         the mean over the paths, brought query.synthetic.answer_type_margin nearer 0; 0 for a question that names no kind of
@@ -387,6 +407,8 @@ class SyntheticPrior:
             sims = sims + s.answer_type * types
         if s.peer or s.peer_unasked:
             sims = sims + self.peers(sigs, masked_question)
+        if s.order:
+            sims = sims + s.order * self.orders(sigs, masked_question)
         weights = np.exp((sims - sims.max()) / s.temperature)
         per_path = weights / weights.sum()
         return np.array([per_path[first[w.signature]] for w in walks])

@@ -142,6 +142,29 @@ def predicate_noun(masked_question: str) -> list[str]:
     return rest if rest and all(is_content(t) and t not in WH_WORDS for t in rest) else []
 
 
+def path_order(masked_question: str) -> list[str]:
+    """The question's content words in the order a path from its topic takes what they name: first what the topic owns
+    ("E's spouse's parents": spouse, parents), then the words before the topic from the nearest out ("the nationality of
+    the spouse of the parent of E": parent, spouse, nationality), then those after it ("where were the parents of E born":
+    parents, born). Where the topic is the subject of the verb after it ("the films that E acted in", "which city was E
+    born in"), that verb comes before the words before the topic. None unless the question names one topic."""
+    tokens = [w.lower() for w in WORD.findall(masked_question)]
+    at = [i for i, t in enumerate(tokens) if _unpossessed(t) == TOPIC]
+    if len(at) != 1:
+        return []
+    end = at[0]
+    owned = []
+    while tokens[end].endswith("'") or tokens[end].endswith("'s"):
+        if end + 1 == len(tokens) or not is_content(_unpossessed(tokens[end + 1])):
+            break
+        end += 1
+        owned.append(_unpossessed(tokens[end]))
+    before = [_unpossessed(t) for t in reversed(tokens[: at[0]])]
+    after = [_unpossessed(t) for t in tokens[end + 1 :]]
+    subject = at[0] > 0 and tokens[at[0] - 1] in RELATIVE_PRONOUNS
+    return [w for w in owned + (after + before if subject else before + after) if is_content(w)]
+
+
 def asks_when(masked_question: str) -> bool:
     """Whether the question's first wh-word is "when": it asks for a time."""
     tokens = [w.lower() for w in WORD.findall(masked_question)]
