@@ -15,8 +15,9 @@ import corpus
 from kgwalk.query import Retriever
 from kgwalk.config import SyntheticConf, load_config
 from kgwalk.errors import KgwalkError
-from kgwalk.query.corpus_paths import corpus_paths, embed_cached, path_questions, path_readings
+from kgwalk.query.corpus_paths import corpus_paths, embed_cached, path_questions, path_readings, read_mirrored_relations
 from kgwalk.query.synthetic import SyntheticPrior, peer_pairs
+from kgwalk.storage import write_table
 from kgwalk.query.words import answer_noun, asks_for_a_peer, asks_for_peers, asks_when, compound_words, content_words, expected_hops, focus_weights, linked_phrases, named_topics, path_order, predicate_noun, relation_mentions, relation_word_matches, same_stem, words_of
 from kgwalk.verbalize.template import TemplateVerbalizer
 from kgwalk.walks.labels import signature
@@ -494,6 +495,36 @@ def test_the_order_a_path_takes_the_named_relations_in():
     assert np.allclose(*prior(0.0).shares(question, np.array([[1.0, 0.0]]), walks))  # off: a tie
     with pytest.raises(KgwalkError, match=r"'query\.synthetic\.order' must be"):
         load_config(overrides=["query.synthetic.order=-1"])
+
+
+def test_a_step_back_along_a_mirrored_relation_reads_as_its_mirror(tmp_path, monkeypatch):
+    """A KG stating parents and children both ways reaches E's parents by either, E parents> P or E <children P. The
+    second reads "who has E as a child": neither "parents" nor its words, so "the parents of E" named one path of two.
+    Read as its mirror, it is the first path's question, and takes the relation the question names."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    forward, backward = (["parents", "place_of_birth"], [False, False]), (["children", "place_of_birth"], [True, False])
+    sigs = [signature(*forward), signature(*backward)]
+
+    def prior(mirrors) -> SyntheticPrior:
+        return SyntheticPrior([forward, backward], TemplateVerbalizer({}), _Tie(), "mirrors", _settings(hop_weight=0.0, content_mix=0.0, center=False),
+                              mirrors=mirrors)
+
+    mirrored = prior({"parents": {"children"}, "children": {"parents"}})
+    assert mirrored.questions[sigs[1]] == mirrored.questions[sigs[0]] == prior({}).questions[sigs[0]]
+    assert prior({}).questions[sigs[1]] != prior({}).questions[sigs[0]]
+    question = "where were the parents of E born"
+    assert np.allclose(mirrored.named_relations(sigs, question), [1.0, 1.0])
+    assert np.allclose(prior({}).named_relations(sigs, question), [1.0, 0.5])  # "born" alone
+    # children> is E's children: read as it is, it names no parent
+    assert mirrored._step_relations("children>|place_of_birth>") == [{"children"}, {"place_of_birth"}]
+
+    # the pairs come from the KG's own tables, read once a version
+    edges, relations = tmp_path / "edges", tmp_path / "relations"
+    family = [(1, 10, 2), (2, 11, 1), (3, 10, 4), (4, 11, 3), (1, 12, 5)]
+    write_table(edges, pa.table({"src": [e[0] for e in family], "rel": [e[1] for e in family], "dst": [e[2] for e in family]}))
+    write_table(relations, pa.table({"id": [10, 11, 12], "label": ["parents", "children", "place_of_birth"]}))
+    assert read_mirrored_relations(str(edges), str(relations)) == {"parents": {"children"}, "children": {"parents"}}
+    assert list((tmp_path / "kgwalk" / "tables").glob("mirrored-relations-*.npz"))  # cached for the next load
 
 
 class _EndWalk(_Walk):

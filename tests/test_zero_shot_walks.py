@@ -10,7 +10,7 @@ from kgwalk.kg.ids import hash64
 from kgwalk.kg.relations import inverse_relation_pairs
 from kgwalk.quality.checks import WalkReference, walk_checks
 from kgwalk.walks import Graph, WalkSpec, all_walks
-from kgwalk.walks.graph import mirrored_copies
+from kgwalk.walks.graph import mirrored_copies, mirrored_relations
 from kgwalk.walks.table import WALKS_SCHEMA
 
 
@@ -40,6 +40,21 @@ def test_only_inverse_edges_whose_mirror_exists_are_copies():
     dropped = {(s, r, d) for s, r, d, c in zip(src, rels, dst, copies) if c}
     # Xavi's inverse edge states a fact no forward edge states; (Turkey plays_for Dirk) is forward
     assert dropped == {(hash64("Turkey"), rel["plays_for_inverse"], hash64("Dirk"))}
+
+
+def test_relations_stating_one_relation_both_ways_under_names_of_their_own_are_found_by_their_edges():
+    """parents and children say each fact twice, by names no inverse marker ties; their edges do. A symmetric relation
+    (spouse) mirrors itself, a relation half mirrored (mentor, student_of) is two relations, and a self-loop says nothing."""
+    families = [("Ada", "Ben"), ("Ben", "Cy"), ("Dee", "Eve"), ("Fay", "Gus")]
+    triples = [(child, "parents", parent) for child, parent in families] + [(parent, "children", child) for child, parent in families]
+    triples += [("Ada", "spouse", "Hal"), ("Hal", "spouse", "Ada"), ("Ada", "mentor", "Ben"), ("Ben", "student_of", "Ada"),
+                ("Cy", "mentor", "Dee"), ("Eve", "student_of", "Fay"), ("Gus", "parents", "Gus")]
+    t = tables_from(triples)
+    rel = dict(zip(t.relations.column("label").to_pylist(), t.relations.column("id").to_pylist()))
+    assert mirrored_relations(t.edges, min_share=0.9) == [tuple(sorted((rel["parents"], rel["children"])))]
+    # half of mentor's edges are student_of's reversed: a pair only where half is enough
+    assert {frozenset(p) for p in mirrored_relations(t.edges, min_share=0.5)} == {
+        frozenset((rel["parents"], rel["children"])), frozenset((rel["mentor"], rel["student_of"]))}
 
 
 def test_a_fact_stated_twice_is_walked_once_under_both_and_kept_walking_out():

@@ -93,6 +93,30 @@ def read_corpus_paths(walks: str, relations: str) -> list[tuple[list[str], list[
     return [(labels[end - steps : end], inverse[end - steps : end]) for steps, end in zip(stored["steps"].tolist(), ends)]
 
 
+MIRROR_SHARE = 0.9  # of each relation's edges the other's reversed: parents and children mirror exactly (1.0) where they do
+
+
+def read_mirrored_relations(edges: str, relations: str) -> dict[str, set[str]]:
+    """Per relation label, the labels of the relations that state it the other way round (`mirrored_relations`: parents
+    and children), from the table cache when found before: a KG's edges are read once a version."""
+    import sys
+
+    from kgwalk.query.table_cache import cached_arrays
+    from kgwalk.storage import read_version
+    from kgwalk.walks import graph
+
+    def build(versions: dict[str, int]) -> dict[str, np.ndarray]:
+        pairs = graph.mirrored_relations(read_version(edges, versions[edges], ["src", "rel", "dst"]), min_share=MIRROR_SHARE)
+        label_of = dict(zip(*(read_version(relations, versions[relations], ["id", "label"]).column(c).to_pylist() for c in ("id", "label"))))
+        return {"labels": np.array([label_of[r] for pair in pairs for r in pair], str).reshape(-1, 2)}
+
+    mirrors: dict[str, set[str]] = {}
+    for a, b in cached_arrays("mirrored-relations", [edges, relations], [sys.modules[__name__], graph], build)["labels"].tolist():
+        mirrors.setdefault(a, set()).add(b)
+        mirrors.setdefault(b, set()).add(a)
+    return mirrors
+
+
 def parse_signature(sig: str) -> tuple[list[str], list[bool]]:
     """(relation labels, directions) of a signature string (kgwalk.walks.labels.signature)."""
     steps = sig.split("|")

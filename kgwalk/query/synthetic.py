@@ -18,7 +18,8 @@ from kgwalk.config import Config, SyntheticConf
 from kgwalk.embed.model import Embedder
 from kgwalk.errors import KgwalkError
 from kgwalk.query.hits import WalkHit
-from kgwalk.query.corpus_paths import embed_cached, parse_signature, path_readings, phrase_words, read_corpus_paths, unit_vectors
+from kgwalk.query.corpus_paths import (embed_cached, parse_signature, path_readings, phrase_words, read_corpus_paths, read_mirrored_relations,
+                                       unit_vectors)
 from kgwalk.query.temporal import label_year
 from kgwalk.query.words import (answer_noun, asks_for_a_peer, asks_for_peers, asks_when, compound_words, content_words, expected_hops, focus_weights,
                                 linked_phrases, named_topics, path_order, relation_mentions, relation_word_matches, same_stem, words_of)
@@ -45,15 +46,18 @@ class SyntheticPrior:
     """Question vectors by path (signature); `rerank` has the labelled PathPrior's interface."""
 
     def __init__(self, paths: list[tuple[list[str], list[bool]]], verbalizer: TemplateVerbalizer, embedder: Embedder, model: str,
-                 settings: SyntheticConf, *, words_embedder: Embedder | None = None, words_model: str | None = None) -> None:
+                 settings: SyntheticConf, *, words_embedder: Embedder | None = None, words_model: str | None = None,
+                 mirrors: dict[str, set[str]] | None = None) -> None:
         """`settings`: query.synthetic, its ranges checked as the config loaded. The word vectors of its coverage and focus
-        terms come from `words_embedder` (`words_model`'s; the prior's own embedder and model when None)."""
+        terms come from `words_embedder` (`words_model`'s; the prior's own embedder and model when None). `mirrors`: per
+        relation, those stating it the other way round (`read_mirrored_relations`)."""
         self.settings = s = settings
+        self.mirrors = mirrors or {}
         self.embedder = embedder
         self.verbalizers = reading_verbalizers(verbalizer)
         self.readings = 2 * len(self.verbalizers)
         self.words_embedder = words_embedder or embedder
-        self.questions = {signature(r, i): path_readings(r, i, self.verbalizers) for r, i in paths}
+        self.questions = {signature(r, i): path_readings(*self._read_as(r, i), self.verbalizers) for r, i in paths}
         # per form (the whole questions; their content words where mixed in): path -> (readings, dim)
         # vectors, and the mean path question the form's cosines are taken less (0: no centring)
         self.forms = ["whole", "content"] if s.content_mix > 0 else ["whole"]
@@ -97,15 +101,22 @@ class SyntheticPrior:
             raise KgwalkError(f"query.rerank=synthetic reads relation paths from {cfg.table('walks')}, which does not exist "
                               "(run `kgwalk walks`, or --set query.rerank=none)")
         paths = read_corpus_paths(cfg.table("walks"), cfg.table("relations"))
+        mirrors = read_mirrored_relations(cfg.table("edges"), cfg.table("relations")) if table_exists(cfg.table("edges")) else {}
         return cls(paths, TemplateVerbalizer(cfg.verbalize.phrases), embedder, model, cfg.query.synthetic,
-                   words_embedder=words_embedder, words_model=cfg.embed.model if words_embedder else None)
+                   words_embedder=words_embedder, words_model=cfg.embed.model if words_embedder else None, mirrors=mirrors)
+
+    def _read_as(self, relations: list[str], inverse: list[bool]) -> tuple[list[str], list[bool]]:
+        """A path as its questions read it: a backward step along a relation that another states the other way round
+        (`mirrors`) as that one forwards, E <children X as E parents> X: "the parents of E", not "who has E as a child"."""
+        steps = [(min(self.mirrors[r]), False) if backwards and r in self.mirrors else (r, backwards) for r, backwards in zip(relations, inverse)]
+        return [r for r, _ in steps], [backwards for _, backwards in steps]
 
     def _vectors_of(self, sigs: list[str], form: str) -> np.ndarray:
         """(paths, readings, dim): the vectors of each path's questions in `form`; a path the corpus did not have at load (a refresh
         since) is embedded now, once."""
         new = [s for s in sigs if s not in self.vectors[form]]
         for sig in new:
-            self.questions.setdefault(sig, path_readings(*parse_signature(sig), self.verbalizers))
+            self.questions.setdefault(sig, path_readings(*self._read_as(*parse_signature(sig)), self.verbalizers))
         self._add_relations(new)
         if new:
             texts = [self._form(q, form) for sig in new for q in self.questions[sig]]
@@ -181,7 +192,7 @@ class SyntheticPrior:
     def _step_words(self, step: str) -> list[list[str]]:
         """The words of a step's (a signature's `relation>` or `<relation`) phrases, each verbalizer's."""
         if step not in self.step_words:
-            (relation,), (inverse,) = parse_signature(step)
+            (relation,), (inverse,) = self._read_as(*parse_signature(step))
             # the relation's phrases both ways: "are written by who" asks by the relation a step reads as "wrote" from its answer
             self.step_words[step] = [phrase_words(relation, inverse, v) for v in self.verbalizers]
         return self.step_words[step]
@@ -211,7 +222,7 @@ class SyntheticPrior:
         "has genre" (has_genre>: a genre), "is in language" (in_language>: a language); none for a verb ("was born in",
         "is located in") or a phrase naming where the step starts ("is the capital of")."""
         if step not in self.end_kinds:
-            (relation,), (inverse,) = parse_signature(step)
+            (relation,), (inverse,) = self._read_as(*parse_signature(step))
             kinds = []
             for v in self.verbalizers:
                 words = v.phrase(relation, inverse).lower().replace("{}", " ").split()
@@ -288,6 +299,12 @@ class SyntheticPrior:
         expected = self.expected_hops(masked_question) if expected is None else expected
         return np.where(self._past_slack(sigs, expected), np.minimum(relative, 0.0), relative)
 
+    def _step_relations(self, sig: str) -> list[set[str]]:
+        """Per step of a path, the relations it takes as a question names them: its own, and the one it is read as
+        (`_read_as`): E <children X is E's parent X, a step "the parents of E" names."""
+        relations, inverse = parse_signature(sig)
+        return [{own, read} for own, read in zip(relations, self._read_as(relations, inverse)[0])]
+
     def _named(self, masked_question: str) -> list[set[str]]:
         """Per question word that names relations (`relation_word_matches`), the relations it names."""
         return [set(found) for word in words_of(masked_question) if (found := self._word_relations(word))]
@@ -304,7 +321,7 @@ class SyntheticPrior:
         named = self._named(masked_question)
         if not named:
             return np.zeros(len(sigs))
-        taken = [set(parse_signature(sig)[0]) for sig in sigs]
+        taken = [set().union(*self._step_relations(sig)) for sig in sigs]
         share = np.array([sum(bool(relations & path) for relations in named) / len(named) for path in taken])
         expected = self.expected_hops(masked_question) if expected is None else expected
         return np.where(self._past_slack(sigs, expected), 0.0, share)
@@ -315,19 +332,19 @@ class SyntheticPrior:
         share in the other ("the nationality of the spouse of the parent of E": parents, then spouse, then nationality;
         not spouse, then parents). A word naming every relation the paths take tells no order (a dotted KG's "film"); 0
         for a path with no such pair, and for a question naming fewer than two relations or several topics."""
-        taken = [parse_signature(sig)[0] for sig in sigs]
-        every = set().union(*taken) if taken else set()
+        taken = [self._step_relations(sig) for sig in sigs]
+        every = set().union(*(step for steps in taken for step in steps))
         named = [found.keys() for word in path_order(masked_question) if (found := self._word_relations(word)) and not found.keys() >= every]
         if len(named) < 2:
             return np.zeros(len(sigs))
 
-        def agreement(relations: list[str]) -> float:
-            at = [next((k for k, r in enumerate(relations) if r in n), None) for n in named]
+        def agreement(steps_taken: list[set[str]]) -> float:
+            at = [next((k for k, step in enumerate(steps_taken) if step & n), None) for n in named]
             steps = [k for k in at if k is not None]
             signs = [1 if b > a else -1 for i, a in enumerate(steps) for b in steps[i + 1 :] if a != b]
             return sum(signs) / len(signs) if signs else 0.0
 
-        return np.array([agreement(relations) for relations in taken])
+        return np.array([agreement(steps) for steps in taken])
 
     def answer_types(self, sigs: list[str], masked_question: str, walks: Sequence[WalkHit]) -> np.ndarray:
         """Per path, how much more its walks' ends read as what the question asks for than the paths' ends on average, less
