@@ -215,6 +215,9 @@ def test_a_question_that_names_more_relations_than_its_words_say_asks_for_more_s
     assert mentions("who is the director that directed E") == 1  # a relative clause restating its noun
     assert mentions("that directed E") == 1 and mentions("what is E about") == 0
     assert mentions("who co-directed with E") == 2  # there and back: E's films, their other directors
+    family = {"children": ["children"]}  # a "grand" word names its relation twice: the children's children
+    assert relation_mentions("who are the grandchildren of E", lambda word: relation_word_matches(word, family)) == 2
+    assert relation_mentions("who are the children of E", lambda word: relation_word_matches(word, family)) == 1
     # the prior counts on its KG's relation phrases, and takes the larger of the two counts
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     mapped = TemplateVerbalizer({"written_by": ["was written by", "wrote"], "directed_by": ["was directed by", "directed"]})

@@ -258,6 +258,11 @@ def asks_for_a_peer(masked_question: str) -> bool:
     return any(t.startswith("co-") for t in first) or (len(first) == 2 and first[1] in SHARING_WORDS)
 
 
+# prefixes of a word naming its relation for two steps: "co-starred" there and back (E's films, their other actors),
+# "grandchildren" the children's children
+TWICE_PREFIXES = ("co-", "grand")
+
+
 def relation_mentions(masked_question: str, matches: Callable[[str], dict[str, frozenset[str]]]) -> int:
     """How many relation steps the question names, counted on the words of the KG's relation phrases (`matches`: a word's
     `relation_word_matches`). Per relation, its words' most repeated one counts: "release year" is one mention of release_year,
@@ -276,7 +281,7 @@ def relation_mentions(masked_question: str, matches: Callable[[str], dict[str, f
         repeats: dict[str, int] = {}
         for i, words in own.items():
             if not (i >= 2 and tokens[i - 1] in RELATIVE_PRONOUNS and i - 2 in own):
-                for w in words:  # a "co-" word names its relation there and back: "co-starred", two steps
-                    repeats[w] = repeats.get(w, 0) + (2 if tokens[i].startswith("co-") else 1)
+                for w in words:  # a "co-" word names its relation there and back ("co-starred"), a "grand" one twice
+                    repeats[w] = repeats.get(w, 0) + (2 if tokens[i].startswith(TWICE_PREFIXES) else 1)  # ("grandchildren")
         mentions += max(repeats.values(), default=0)
     return mentions
