@@ -146,16 +146,17 @@ def path_order(masked_question: str) -> list[str]:
     """The question's content words in the order a path from its topic takes what they name: first what the topic owns
     ("E's spouse's parents": spouse, parents), then the words before the topic from the nearest out ("the nationality of
     the spouse of the parent of E": parent, spouse, nationality), then those after it ("where were the parents of E born":
-    parents, born). Where the topic is the subject of the verb after it ("the films that E acted in", "which city was E
-    born in"), that verb comes before the words before the topic. None unless the question names one topic."""
+    parents, born). Where a relative pronoun makes the topic the subject of the verb after it ("the films that E acted
+    in"), that verb comes first; not after an auxiliary ("what position does E play": the position is what E plays, one
+    step). None unless the question names one topic."""
     tokens = [w.lower() for w in WORD.findall(masked_question)]
     at = [i for i, t in enumerate(tokens) if _unpossessed(t) == TOPIC]
     if len(at) != 1:
         return []
     end = at[0]
     owned = []
-    while tokens[end].endswith("'") or tokens[end].endswith("'s"):
-        if end + 1 == len(tokens) or not is_content(_unpossessed(tokens[end + 1])):
+    while tokens[end].endswith(("'", "'s")):
+        if end + 1 == len(tokens) or not is_content(tokens[end + 1]):
             break
         end += 1
         owned.append(_unpossessed(tokens[end]))
