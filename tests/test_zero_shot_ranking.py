@@ -606,6 +606,11 @@ def test_the_kind_asked_for_one_step_past_the_named_relations(tmp_path, monkeypa
         paths = walks_of(born, other)
         others = [signature(*born), signature(*other)]
         assert not prior(0.2, (born, other)).kind_steps(others, question, prior(0.2, (born, other)).answer_types(others, question, paths)).any()
+    # nor one step past a peer (the country of someone born where E was): E's own country is not asked through a peer
+    past_peer = (["born_in", "born_in", "located_in"], [False, True, False])
+    paths = [_EndWalk(signature(*back), "Lakeford"), _EndWalk(signature(*past_peer), "Veronia")]
+    others = [signature(*back), signature(*past_peer)]
+    assert not prior(0.2, (back, past_peer)).kind_steps(others, question, prior(0.2, (back, past_peer)).answer_types(others, question, paths)).any()
     with pytest.raises(KgwalkError, match=r"'query\.synthetic\.kind_step' must be"):
         load_config(overrides=["query.synthetic.kind_step=-1"])
 

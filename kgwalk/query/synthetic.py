@@ -239,8 +239,9 @@ class SyntheticPrior:
         ends do not read as that kind while its own do, by query.synthetic.kind_step more (`types`: `answer_types`). "in
         which country was the CEO of E born" names the CEO and the birth, two steps; the country is one more, from the
         birthplace. Not where the last step's phrase names another kind for its end ("has genre": genres read like
-        "movies" to word vectors), nor where the last two steps go there and back (`peer_pairs`: an end of the kind of the
-        node before it, a film for "what kind of film is E")."""
+        "movies" to word vectors), nor where two steps go there and back (`peer_pairs`): last, an end of the kind of the
+        node before it (a film for "what kind of film is E"); before, a step past a peer ("on which stock exchange is E
+        listed": not the exchange of a company with E's market cap)."""
         s = self.settings
         noun = answer_noun(masked_question)
         if not s.kind_step or not noun or any(self._word_relations(w) for w in noun):
@@ -250,7 +251,7 @@ class SyntheticPrior:
         def one_step_on(sig: str) -> bool:
             steps = sig.split("|")
             shorter = type_of.get("|".join(steps[:-1]))
-            return (shorter is not None and shorter <= 0 < type_of[sig] and type_of[sig] - shorter >= s.kind_step and not peer_pairs(sig)[-1]
+            return (shorter is not None and shorter <= 0 < type_of[sig] and type_of[sig] - shorter >= s.kind_step and not any(peer_pairs(sig))
                     and all(any(same_stem(k, n) for k in kind for n in noun) for kind in self._end_kinds(steps[-1])))
 
         return np.array([one_step_on(sig) for sig in sigs], bool)
