@@ -74,6 +74,7 @@ class SyntheticPrior:
         self.path_words: dict[str, list[list[str]]] = {}  # per path, the words of each reading from the answer
         self.step_words: dict[str, list[list[str]]] = {}  # per step, the words of each verbalizer's phrases
         self.end_kinds: dict[str, list[list[str]]] = {}  # per step, the words naming its end's kind (`_end_kinds`)
+        self.step_relations: dict[str, list[set[str]]] = {}  # per path, the relations each step takes (`_step_relations`)
         self.relations_of: dict[str, list[str]] = {}  # per word of a relation phrase (both ways, every verbalizer), its relations
         self.relations_read: set[str] = set()  # the relations whose words relations_of holds
         self.word_relations: dict[str, dict[str, frozenset[str]]] = {}  # per question word, its relation_word_matches
@@ -303,8 +304,10 @@ class SyntheticPrior:
     def _step_relations(self, sig: str) -> list[set[str]]:
         """Per step of a path, the relations it takes as a question names them: its own, and the one it is read as
         (`_read_as`): E <children X is E's parent X, a step "the parents of E" names."""
-        relations, inverse = parse_signature(sig)
-        return [{own, read} for own, read in zip(relations, self._read_as(relations, inverse)[0])]
+        if sig not in self.step_relations:
+            relations, inverse = parse_signature(sig)
+            self.step_relations[sig] = [{own, read} for own, read in zip(relations, self._read_as(relations, inverse)[0])]
+        return self.step_relations[sig]
 
     def _named(self, masked_question: str) -> list[set[str]]:
         """Per question word that names relations (`relation_word_matches`), the relations it names."""
