@@ -65,6 +65,9 @@ def test_the_best_walks_next_step_takes_the_last_place_where_asked():
     assert select_walks(candidates, 3, "ends", extend_best=True) == select_walks(candidates, 3, "ends")  # 3 places keep their runners-up
     assert select_walks(candidates, 4, "facts", extend_best=True) == select_walks(candidates, 4, "facts")  # facts: no extensions
     assert select_walks(CANDIDATES, 4, "ends", extend_best=True) == select_walks(CANDIDATES, 4, "ends")  # nothing goes past it
+    # the retriever shows a node's best few candidates and looks for the next step among all of them: it ranks low
+    assert select_walks(CANDIDATES, 4, "ends", extend_best=True, extensions=candidates)[-1] is birthplace
+    assert select_walks(candidates, 4, "ends", extend_best=True, extensions=CANDIDATES) == select_walks(candidates, 4, "ends")
 
 
 def test_passed_over_walks_fill_the_rest_best_first():

@@ -87,11 +87,13 @@ def best_extension(best: WalkHit, ranked: list[WalkHit]) -> WalkHit | None:
     return next(iter(forward or extensions), None)
 
 
-def select_walks(walks: list[WalkHit], k: int, diversity: WalkDiversity, *, extend_best: bool = False) -> list[WalkHit]:
+def select_walks(walks: list[WalkHit], k: int, diversity: WalkDiversity, *, extend_best: bool = False,
+                 extensions: list[WalkHit] | None = None) -> list[WalkHit]:
     """The k walks a node shows, best score first: the best walks that repeat none chosen before
     them, topped up with the best passed-over ones where fewer than k remain. With `extend_best`
     (query.extend_best), where k is EXTEND_FROM or more, the best walk's `best_extension` takes the last place (not
-    under `facts`, which shows no walk extending a chosen one)."""
+    under `facts`, which shows no walk extending a chosen one), found among `extensions` (`walks` where None): all the
+    node's candidates, where `walks` are its best few, as the next step past a short best walk ranks low."""
     ranked = sorted(walks, key=best_first)
     if diversity == "none":
         chosen = ranked[:k]
@@ -104,7 +106,7 @@ def select_walks(walks: list[WalkHit], k: int, diversity: WalkDiversity, *, exte
             (passed_over if repeats(walk, chosen, diversity) else chosen).append(walk)
         chosen = sorted(chosen + passed_over[: k - len(chosen)], key=best_first)
     if extend_best and diversity != "facts" and len(chosen) >= EXTEND_FROM:
-        extension = best_extension(chosen[0], ranked)
+        extension = best_extension(chosen[0], ranked if extensions is None else sorted(extensions, key=best_first))
         if extension is not None and all(extension is not c for c in chosen):
             chosen = [*chosen[:-1], extension]
     return sorted(chosen, key=best_first)

@@ -282,7 +282,8 @@ class Retriever:
         if when:
             candidates = restrict_in_time(candidates, lambda walk: self.temporal.judge(walk, when.first, when.last), UNKNOWN_PENALTY)
         candidates = {node: sorted(walks, key=best_first) for node, walks in candidates.items()}
-        places = choose_walks(nodes, [candidates[n.id][: fetch[n.id]] for n in nodes], request.k_walks, conf)
+        places = choose_walks(nodes, [candidates[n.id][: fetch[n.id]] for n in nodes], request.k_walks, conf,
+                              extensions=[candidates[n.id] for n in nodes])
         best = min((w for walks in candidates.values() for w in walks), key=best_first, default=None)
         lines = self._ego(nodes, ego_candidates(nodes, candidates, places, conf)) if ego else []
         lap("rerank")

@@ -190,14 +190,16 @@ def restrict_in_time(candidates: dict[int, list[WalkHit]], judge: Callable[[Sequ
     return kept
 
 
-def choose_walks(nodes: list[NodeHit], fetched: list[list[WalkHit]], k_walks: int, conf: QueryConf) -> list[int]:
+def choose_walks(nodes: list[NodeHit], fetched: list[list[WalkHit]], k_walks: int, conf: QueryConf, *,
+                 extensions: list[list[WalkHit]] | None = None) -> list[int]:
     """Set each node's shown walks from its `fetched` candidates (best first): its places (query.unnamed_walks), a
-    diversity rule (query.diversity), then the budget over all nodes (query.walk_budget). Returns the places."""
+    diversity rule (query.diversity), then the budget over all nodes (query.walk_budget). Returns the places. The best
+    walk's next step (query.extend_best) is looked for among each node's `extensions` (its `fetched` where None)."""
     # a repeated relation path is no repeat without the answer-set list naming its other ends (kgwalk/query/diversity.py)
     diversity = "ends" if conf.diversity == "paths" and not conf.also_chars else conf.diversity
     places = walks_per_node([n.matched for n in nodes], [len(f) for f in fetched], k_walks, conf.unnamed_walks)
-    for node, walks, k in zip(nodes, fetched, places):
-        node.walks = select_walks(walks, k, diversity, extend_best=conf.extend_best)
+    for i, (node, walks, k) in enumerate(zip(nodes, fetched, places)):
+        node.walks = select_walks(walks, k, diversity, extend_best=conf.extend_best, extensions=extensions[i] if extensions else None)
     if conf.walk_budget is not None:
         keep = {id(w) for w in sorted((w for n in nodes for w in n.walks), key=best_first)[: conf.walk_budget]}
         for node in nodes:
