@@ -42,6 +42,8 @@ def test_a_mention_is_the_questions_own_text_so_masking_finds_it():
     [mention] = lex.mentions("who is Kismet (1944 film)'s director")
     assert mention.text == "Kismet (1944 film)"
     assert masked_question("who is Kismet (1944 film)'s director", [mention]) == "who is E's director"
+    question = "who is Kismet (1944 film)’s director"  # a typographic apostrophe reads as a plain one
+    assert masked_question(question, lex.mentions(question)) == "who is E's director"
     [mention] = lexicon_of(["Tiffany's"]).mentions("who owns Tiffany's")
     assert mention.text == "Tiffany's"  # a label's own "'s" is the label's
 

@@ -37,12 +37,13 @@ _BRACKETED = re.compile(r"\[[^\[\]]+\]")
 
 
 def masked_question(question: str, mentions: list[Mention]) -> str:
-    """The question with its entity mentions replaced by 'E', so that only its shape is left."""
+    """The question with its entity mentions replaced by 'E', so that only its shape is left; a typographic apostrophe
+    as a plain one, the word heuristics' (kgwalk/query/words.py): "E’s spouse" is E's spouse, not E, "s" and spouse."""
     masked = _BRACKETED.sub("E", question)
     for m in mentions:
         if not m.bracketed:
             masked = re.sub(re.escape(m.text), "E", masked, count=1, flags=re.I)
-    return masked
+    return masked.replace("’", "'")
 
 
 @dataclass(frozen=True)
