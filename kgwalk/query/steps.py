@@ -198,8 +198,8 @@ def choose_walks(nodes: list[NodeHit], fetched: list[list[WalkHit]], k_walks: in
     # a repeated relation path is no repeat without the answer-set list naming its other ends (kgwalk/query/diversity.py)
     diversity = "ends" if conf.diversity == "paths" and not conf.also_chars else conf.diversity
     places = walks_per_node([n.matched for n in nodes], [len(f) for f in fetched], k_walks, conf.unnamed_walks)
-    for i, (node, walks, k) in enumerate(zip(nodes, fetched, places)):
-        node.walks = select_walks(walks, k, diversity, extend_best=conf.extend_best, extensions=extensions[i] if extensions else None)
+    for node, walks, k, beyond in zip(nodes, fetched, places, extensions or fetched):
+        node.walks = select_walks(walks, k, diversity, extend_best=conf.extend_best, extensions=beyond)
     if conf.walk_budget is not None:
         keep = {id(w) for w in sorted((w for n in nodes for w in n.walks), key=best_first)[: conf.walk_budget]}
         for node in nodes:
