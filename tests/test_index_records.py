@@ -271,6 +271,8 @@ def test_hub_walks_cached_once_per_walks_version_score_as_the_graph_remakes_them
             walks, scores = hubs.best(q, {root: [root]}, {root: 1})
             assert len(set(hubs.paths[rows].tolist())) > 1 and len(walks) == 2 and len(set(path_keys(walks).tolist())) == 2
             assert scores.max() == pytest.approx((hubs.vectors[rows] @ q).max())
+            every, _ = hubs.best(q, {root: [root]}, {root: 1}, every_path={root})  # a topic the prior reranks: each path's best
+            assert sorted(path_keys(every).tolist()) == sorted(set(hubs.paths[rows].tolist()))
         remade: list[list[int]] = []
         real_made = cached.records.made
         monkeypatch.setattr(cached.records, "made", lambda roots: remade.append(list(roots)) or real_made(roots))

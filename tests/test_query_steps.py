@@ -47,6 +47,9 @@ def test_a_nodes_candidates_take_the_best_walk_of_each_path_the_best_by_cosine_l
     best = best_walks(walks, scores, {1: [1]}, {1: 2})
     assert [w.walk_id for w in best[1]] == [1, 2, 4, 6]  # the two best, then the best of each path they lack
     assert [w.walk_id for w in best_walks(walks, scores, {1: [1]}, {1: 1})[1]] == [1, 4]  # at most as many more as fetched
+    # a node the prior reranks takes the best walk of every path it has, however many: the prior ranks paths
+    assert [w.walk_id for w in best_walks(walks, scores, {1: [1]}, {1: 1}, every_path={1})[1]] == [1, 4, 6]
+    assert [w.walk_id for w in best_walks(walks, scores, {1: [1]}, {1: 1}, every_path={2})[1]] == [1, 4]
     assert [w.walk_id for w in best_walks(walks, scores, {1: [1]}, {1: 6})[1]] == [1, 2, 3, 4, 5, 6]
 
 

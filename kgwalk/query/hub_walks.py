@@ -31,7 +31,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 import numpy as np
@@ -79,17 +79,19 @@ class HubWalks:
         at = np.searchsorted(self.roots, roots)
         return bool(len(roots)) and bool(np.all(at < len(self.roots))) and bool(np.array_equal(self.roots[np.minimum(at, len(self.roots) - 1)], roots))
 
-    def best(self, q: np.ndarray, roots: dict[int, list[int]], fetch: dict[int, int], joint_ends: np.ndarray | None = None) -> tuple[pa.Table, np.ndarray]:
+    def best(self, q: np.ndarray, roots: dict[int, list[int]], fetch: dict[int, int], joint_ends: np.ndarray | None = None, *,
+             every_path: Collection[int] = ()) -> tuple[pa.Table, np.ndarray]:
         """The rows best_walks would choose among each node's roots' walks (each covered), as walks (WALK_FIELDS and
         root) with their cosines: per node its fetch[node] best, ties to the lower walk id, the best of each relation
-        path they lack (`with_every_path`) and the best to each of `joint_ends` they do not reach (`with_joint_ends`)."""
+        path they lack (`with_every_path`, of every one for the nodes in `every_path`) and the best to each of
+        `joint_ends` they do not reach (`with_joint_ends`)."""
         chosen = []
         for node, of_node in roots.items():
             at = np.searchsorted(self.roots, of_node)
             rows = np.concatenate([np.arange(self.starts[i], self.starts[i + 1]) for i in at])
             scores = self.vectors[rows] @ q
             order = rows[np.lexsort((self._walk_ids[rows], -scores))]
-            best = with_every_path(self.paths, order, fetch[node])
+            best = with_every_path(self.paths, order, fetch[node], every=node in every_path)
             if joint_ends is not None and len(joint_ends):
                 best = with_joint_ends(self.ends, order, best, joint_ends, fetch[node])
             chosen.append(best)

@@ -273,7 +273,7 @@ class Retriever:
         ego = request.mode == "ego"  # each node's candidates become its ego-graph (kgwalk/query/ego.py)
         joint = self._joint(nodes, mentions, masked)  # what the entities a question names all reach
         candidates = self._candidates(nodes, q, dict.fromkeys(fetch, max(conf.candidates, request.k_walks)) if ego else fetch, lap,
-                                      nearest_joint_ends(joint))
+                                      nearest_joint_ends(joint), {n.id for n in topics} if prior else set())
         if prior:
             vectors = prior_vectors.result() if isinstance(prior_vectors, Future) else prior_vectors
             lap("prior_embed")  # what is left of the prior's encoding once the walks are found
@@ -350,11 +350,14 @@ class Retriever:
             return self.records.source == "graph" and is_static(self.cfg.embed.model)
         return chosen == "graph"
 
-    def _candidates(self, nodes: list[NodeHit], q: np.ndarray, fetch: dict[int, int], lap: Laps, joint_ends: np.ndarray) -> dict[int, list[WalkHit]]:
+    def _candidates(self, nodes: list[NodeHit], q: np.ndarray, fetch: dict[int, int], lap: Laps, joint_ends: np.ndarray,
+                    every_path: set[int]) -> dict[int, list[WalkHit]]:
         """Per node, its `fetch` best walks by cosine with the question, from its own walks and its aliases' (an aligned
         entity's walks are its aliases' too): scored from the graph where `_from_graph` says, else searched in the index
-        and their records looked up. Scored from the graph, the best walk to each of `joint_ends` joins them
-        (`with_joint_ends`); the index search has no such filter, so there the joint term reranks what it finds."""
+        and their records looked up. Scored from the graph, the best walk of each relation path they lack joins them
+        (of every one for the nodes in `every_path`, those the prior reranks: `with_every_path`), and the best walk to
+        each of `joint_ends` (`with_joint_ends`); the index search has no such filters, so there the joint term reranks
+        what it finds."""
         self.records.sync(self.store.reflects())
         roots = {n.id: [n.id, *self._alignment()[1].get(n.id, [])] for n in nodes}
         found: dict[int, list[WalkHit]] = {}
@@ -363,12 +366,12 @@ class Retriever:
         if walks is not None:
             lap("walk_records")
             encode = self._current("walk_encoder", lambda: walk_encoder(self.embedder, self.records))
-            found = best_walks(walks, encode(walks) @ q, {n: roots[n] for n in scored}, fetch, self.records.shown, joint_ends)
+            found = best_walks(walks, encode(walks) @ q, {n: roots[n] for n in scored}, fetch, self.records.shown, joint_ends, every_path=every_path)
             lap("walk_search")
         hubs, cached = self._cached_hubs([n for n in nodes if n.id not in found], roots)
         if hubs is not None and cached:
-            walks, scores = hubs.best(q, {n: roots[n] for n in cached}, fetch, joint_ends)
-            found |= best_walks(walks, scores, {n: roots[n] for n in cached}, fetch, self.records.shown, joint_ends)
+            walks, scores = hubs.best(q, {n: roots[n] for n in cached}, fetch, joint_ends, every_path=every_path)
+            found |= best_walks(walks, scores, {n: roots[n] for n in cached}, fetch, self.records.shown, joint_ends, every_path=every_path)
             lap("walk_search")
         searched = [n for n in nodes if n.id not in found]
         if searched:

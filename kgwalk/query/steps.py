@@ -6,7 +6,7 @@ mode builds from, and whether the evidence is too weak to call a match."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, get_args
 
@@ -89,11 +89,13 @@ def fetch_counts(nodes: list[NodeHit], topics: list[NodeHit], conf: QueryConf, k
 
 
 def best_walks(walks: pa.Table, scores: np.ndarray, roots: dict[int, list[int]], fetch: dict[int, int],
-               shown: Callable[[pa.Table], pa.Table] = lambda records: records, joint_ends: np.ndarray | None = None) -> dict[int, list[WalkHit]]:
+               shown: Callable[[pa.Table], pa.Table] = lambda records: records, joint_ends: np.ndarray | None = None, *,
+               every_path: Collection[int] = ()) -> dict[int, list[WalkHit]]:
     """Per node, its fetch[node] best-scored walks among its `roots`' (query.walk_search=graph): `walks` are records with
     a root (kgwalk/index/records.py), or walks that `shown` makes records of (only the chosen ones), `scores` their
     cosines with the question. Ties go to the lower walk id, as the index search breaks them. Then the best walk of
-    each relation path they lack (`with_every_path`) and of each of `joint_ends` they do not reach (`nearest_joint_ends`)."""
+    each relation path they lack (`with_every_path`: of every one for the nodes in `every_path`, else at most as many as
+    fetched) and of each of `joint_ends` they do not reach (`nearest_joint_ends`)."""
     of_root, ids, paths = walks.column("root").to_numpy(), walks.column("walk_id").to_numpy(), path_keys(walks)
     joint_ends = np.zeros(0, np.int64) if joint_ends is None else joint_ends
     ends = walk_ends(walks) if len(joint_ends) else None
@@ -101,7 +103,7 @@ def best_walks(walks: pa.Table, scores: np.ndarray, roots: dict[int, list[int]],
     for node, searched in roots.items():
         rows = np.flatnonzero(np.isin(of_root, searched))
         order = rows[np.lexsort((ids[rows], -scores[rows]))]
-        chosen[node] = with_every_path(paths, order, fetch[node])
+        chosen[node] = with_every_path(paths, order, fetch[node], every=node in every_path)
         if ends is not None:
             chosen[node] = with_joint_ends(ends, order, chosen[node], joint_ends, fetch[node])
     every = np.concatenate([np.zeros(0, np.int64), *chosen.values()])
@@ -109,17 +111,19 @@ def best_walks(walks: pa.Table, scores: np.ndarray, roots: dict[int, list[int]],
     return {node: [walk_hit(float(scores[r]), next(records)) for r in rows] for node, rows in chosen.items()}
 
 
-def with_every_path(paths: np.ndarray, order: np.ndarray, fetch: int) -> np.ndarray:
-    """The `fetch` best rows of `order` (best first), then the best row of each relation path they lack, at most `fetch`
-    more (`paths`: each row's `path_keys`): where a node has hundreds of walks (a person with parents, children, a spouse,
-    a birthplace ...), the best by cosine can all go by a few paths, and the prior, which ranks paths, never sees the one
-    asked for (a family KG: "where was E born" had no place_of_birth walk among a person's 50 best)."""
+def with_every_path(paths: np.ndarray, order: np.ndarray, fetch: int, *, every: bool = False) -> np.ndarray:
+    """The `fetch` best rows of `order` (best first), then the best row of each relation path they lack (`paths`: each
+    row's `path_keys`): of `every` one, else at most `fetch` more. Where a node has hundreds of walks (a person with
+    parents, children, a spouse, a birthplace ...), the best by cosine can all go by a few paths. The prior ranks
+    paths, so a topic it reranks takes every path it has (a family KG: "where was E born" had no place_of_birth walk
+    among a person's 50 best, nor among the 50 lacking paths next by cosine). A node's paths are bounded by its walks
+    and by the relations within walks.depth steps of it."""
     if len(order) <= fetch:
         return order
     rest = order[fetch:]
     lacking = rest[~np.isin(paths[rest], paths[order[:fetch]])]
     _, first = np.unique(paths[lacking], return_index=True)  # each path's best row
-    return np.concatenate([order[:fetch], lacking[np.sort(first)][:fetch]])
+    return np.concatenate([order[:fetch], lacking[np.sort(first)][: None if every else fetch]])
 
 
 def path_keys(walks: pa.Table) -> np.ndarray:
