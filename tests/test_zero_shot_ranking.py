@@ -530,6 +530,17 @@ def test_a_step_back_along_a_mirrored_relation_reads_as_its_mirror(tmp_path, mon
     assert list((tmp_path / "kgwalk" / "tables").glob("mirrored-relations-*.npz"))  # cached for the next load
 
 
+def test_a_word_naming_its_relation_twice_is_half_named_by_one_step(tmp_path, monkeypatch):
+    """"the grandchildren of E" names children for two steps: the cosines read it as "children", one step, so a path
+    taking children once meets the word only half."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    once, twice = (["children"], [False]), (["children", "children"], [False, False])
+    sigs = [signature(*once), signature(*twice)]
+    prior = SyntheticPrior([once, twice], TemplateVerbalizer({}), _Tie(), "twice", _settings(hop_weight=0.0, content_mix=0.0, center=False))
+    assert np.allclose(prior.named_relations(sigs, "who are the grandchildren of E", 2.0), [0.5, 1.0])
+    assert np.allclose(prior.named_relations(sigs, "who are the children of E", 2.0), [1.0, 1.0])  # named once: either meets it
+
+
 class _EndWalk(_Walk):
     def __init__(self, sig: str, end: str) -> None:
         super().__init__(sig)
