@@ -358,7 +358,8 @@ class QueryConf:
     rerank_weight: Weight = setting(2.0, "paths, synthetic: a walk scores cosine + this x its path's share of the prior's vote (chosen "
                                          "on MetaQA dev; bench/results/rerank_weight.md).")
     synthetic: SyntheticConf = field(default_factory=lambda: SyntheticConf())
-    candidates: Count = setting(50, "Walks fetched per node before reranking.")
+    candidates: Count = setting(50, "Walks fetched per node by cosine before reranking; a topic the prior reranks also takes the best walk of "
+                                    "every other relation path it has (docs/query-and-answer.md).")
     joint_weight: Weight = setting(4.0, "Where a question names several entities (\"which films did A direct that B starred in\"), a walk "
                                         "ending where every one of them reaches within joint_hops steps gains this / those steps, and "
                                         "answer-set lists name such entities first; 0: off (kgwalk/query/steps.py; "
