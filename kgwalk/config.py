@@ -319,9 +319,10 @@ class SyntheticConf:
                                                "the same kind of thing (persons whose names say nothing of their role), what is left is noise.")
     kind_step: Weight = setting(0.2, "Where the question asks for a kind of thing that names no relation (\"in which country was the "
                                      "CEO of E born\"), a path one step past another among the candidates, whose ends read as that kind "
-                                     "(answer_type's match) at least this much more while the other's do not, may be that step longer than "
-                                     "the question's words ask for at no cost: the birthplace's country is one step past the birthplace; "
-                                     "0: off (bench/results/rerank_offline_kind_step.md).")
+                                     "(answer_type's match) at least this much more than the other's and more than the paths' mean, may be "
+                                     "that step longer than the question's words ask for at no cost, and scores at least as the other does "
+                                     "with its own ends' match: the birthplace's country is one step past the birthplace; 0: off "
+                                     "(bench/results/rerank_offline_kind_step.md, rerank_offline_kind_prefix.md).")
     order: Weight = setting(0.1, "A path gains this x how far it takes the relations the question names in the order its words give: "
                                  "nested and possessive questions name them from the answer in (\"the nationality of the spouse of the "
                                  "parent of E\": parents, then spouse, then nationality; \"where were the parents of E's spouse born\": "

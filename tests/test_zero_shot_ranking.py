@@ -604,10 +604,14 @@ def test_the_kind_asked_for_one_step_past_the_named_relations(tmp_path, monkeypa
     walks, sigs = walks_of(born, country), [signature(*born), signature(*country)]
     types = prior(0.2).answer_types(sigs, question, walks)
     assert prior(0.2).expected_hops(question) == pytest.approx(2 / 1.75)  # country, born
-    assert prior(0.2).kind_steps(sigs, question, types).tolist() == [False, True]
-    assert np.allclose(prior(0.2).expected_steps(sigs, question, types), [2 / 1.75, 2.0])  # as many as the path takes
+    kind = prior(0.2).kind_steps(sigs, question, types)
+    assert kind.tolist() == [False, True]
+    assert np.allclose(prior(0.2).expected_steps(sigs, question, kind), [2 / 1.75, 2.0])  # as many as the path takes
     # words counting less than a step name little but the kind: it is asked for by that step ("which country is E in")
-    assert np.allclose(prior(0.2).expected_steps(sigs, "which country is E in", types), 1 / 1.75)
+    assert not prior(0.2).kind_steps(sigs, "which country is E in", types).any()
+    # a birthplace may read a little as a country, more than the paths' ends on average (Vienna): the gap still tells
+    assert prior(0.2).kind_steps(sigs, question, np.array([0.06, 0.3])).tolist() == [False, True]
+    assert not prior(0.2).kind_steps(sigs, question, np.array([0.06, 0.2])).any()  # less than the gap apart
     assert np.argmax(prior(0.2).shares(question, axis[:1], walks)) == 1  # the country
     assert np.argmax(prior(0.0).shares(question, axis[:1], walks)) == 0  # off: the step count keeps the city
     assert not prior(0.95).kind_steps(sigs, question, types).any()  # the ends' match (0.9 apart) less than the gap apart
@@ -624,6 +628,17 @@ def test_the_kind_asked_for_one_step_past_the_named_relations(tmp_path, monkeypa
     assert not prior(0.2, (back, past_peer)).kind_steps(others, question, prior(0.2, (back, past_peer)).answer_types(others, question, paths)).any()
     with pytest.raises(KgwalkError, match=r"'query\.synthetic\.kind_step' must be"):
         load_config(overrides=["query.synthetic.kind_step=-1"])
+
+
+def test_a_kind_step_scores_at_least_as_its_prefix_with_its_own_ends_type():
+    """The words name the prefix ("in which country was the CEO of E born": the CEO, the birth) and the kind asks for the
+    step past it: the word terms must not hold the unnamed step ("is located in") against it."""
+    sigs = ["has_ceo>|born_in>", "has_ceo>|born_in>|located_in>", "has_ceo>|born_in>|has_region>"]
+    scores, typed = np.array([1.0, 0.7, 0.6]), np.array([0.02, 0.15, 0.1])
+    read = SyntheticPrior.as_prefixes(sigs, scores, typed, np.array([False, True, False]))
+    assert read.tolist() == pytest.approx([1.0, 1.0 - 0.02 + 0.15, 0.6])  # the country wins; a path not a kind step keeps its own
+    assert scores.tolist() == [1.0, 0.7, 0.6]
+    assert SyntheticPrior.as_prefixes(sigs, np.array([0.5, 0.9, 0.6]), typed, np.array([False, True, False]))[1] == 0.9  # its own where more
 
 
 def test_a_question_asking_when_takes_the_path_ending_in_times(tmp_path, monkeypatch):

@@ -235,9 +235,11 @@ class SyntheticPrior:
         return self.end_kinds[step]
 
     def kind_steps(self, sigs: list[str], masked_question: str, types: np.ndarray) -> np.ndarray:
-        """Per path, whether the kind of thing the question asks for lies one step past what its words name: the question
-        names a kind (`answer_noun`) that names no relation, and the path is one step longer than another among `sigs` whose
-        ends do not read as that kind while its own do, by query.synthetic.kind_step more (`types`: `answer_types`). "in
+        """Per path, whether the kind of thing the question asks for lies one step past what its words name: the words count
+        a step at least, the question names a kind (`answer_noun`) that names no relation, and the path is one step longer
+        than another among `sigs`, its ends reading as that kind more than the paths' ends on average and by
+        query.synthetic.kind_step more than the other's (`types`: `answer_types`; a city can read a little like "country",
+        Vienna more than the mean of a person's paths' ends, so the other's need not read as none). "in
         which country was the CEO of E born" names the CEO and the birth, two steps; the country is one more, from the
         birthplace. Not where the last step's phrase names another kind for its end ("has genre": genres read like
         "movies" to word vectors), nor where two steps go there and back (`peer_pairs`): last, an end of the kind of the
@@ -245,28 +247,40 @@ class SyntheticPrior:
         listed": not the exchange of a company with E's market cap)."""
         s = self.settings
         noun = answer_noun(masked_question)
-        if not s.kind_step or not noun or any(self._word_relations(w) for w in noun):
+        if not s.kind_step or not noun or any(self._word_relations(w) for w in noun) or self.expected_hops(masked_question) < 1:
             return np.zeros(len(sigs), bool)
         type_of = dict(zip(sigs, types.tolist()))
 
         def one_step_on(sig: str) -> bool:
             steps = sig.split("|")
             shorter = type_of.get("|".join(steps[:-1]))
-            return (shorter is not None and shorter <= 0 < type_of[sig] and type_of[sig] - shorter >= s.kind_step and not any(peer_pairs(sig))
+            return (shorter is not None and 0 < type_of[sig] and type_of[sig] - shorter >= s.kind_step and not any(peer_pairs(sig))
                     and all(any(same_stem(k, n) for k in kind for n in noun) for kind in self._end_kinds(steps[-1])))
 
         return np.array([one_step_on(sig) for sig in sigs], bool)
 
-    def expected_steps(self, sigs: list[str], masked_question: str, types: np.ndarray) -> np.ndarray:
+    def expected_steps(self, sigs: list[str], masked_question: str, kind: np.ndarray) -> np.ndarray:
         """Per path, the steps the question asks for: `expected_hops`, where the kind asked for lies one step on
-        (`kind_steps`) up to one more, as many as the path takes (`types`: `answer_types`). Only where the words count a
-        step at least: one that names little but the kind ("which country is E in") asks for it by that step, and a
+        (`kind`: `kind_steps`) up to one more, as many as the path takes. Only where the words count a step at least
+        (`kind_steps`): one that names little but the kind ("which country is E in") asks for it by that step, and a
         made-up country's name reads less like "country" than its continent's does."""
         counted = self.expected_hops(masked_question)
-        if counted < 1:
-            return np.full(len(sigs), counted)
         lengths = np.array([sig.count("|") + 1 for sig in sigs])
-        return counted + self.kind_steps(sigs, masked_question, types) * np.clip(lengths - counted, 0.0, 1.0)
+        return counted + kind * np.clip(lengths - counted, 0.0, 1.0)
+
+    @staticmethod
+    def as_prefixes(sigs: list[str], scores: np.ndarray, typed: np.ndarray, kind: np.ndarray) -> np.ndarray:
+        """Per path, its score, or where it takes the step to the kind asked for (`kind`: `kind_steps`), at least its
+        prefix's with its own ends' answer-type term in place of the prefix's (`typed`). The words name the prefix and
+        the kind asks for the step past it, so the terms read from words (cosines, coverage, named relations, order)
+        must not hold against it the step they do not name: "in which country was the CEO of E born" says nothing of
+        "is located in", and the birthplace kept 0.2 more on coverage and cosine than the hop count gave back."""
+        at = {sig: i for i, sig in enumerate(sigs)}
+        read = scores.copy()
+        for i in np.flatnonzero(kind):
+            j = at[sigs[i].rsplit("|", 1)[0]]
+            read[i] = max(scores[i], scores[j] - typed[j] + typed[i])
+        return read
 
     def _past_slack(self, sigs: list[str], expected: np.ndarray | float) -> np.ndarray:
         """Per path, whether it is more than query.synthetic.focus_slack steps longer than the question asks for
@@ -419,7 +433,8 @@ class SyntheticPrior:
             sims = (1 - s.content_mix) * sims + s.content_mix * self._cosines(sigs, masked_vectors[1], "content")
         steps = np.array([s.count("|") + 1 for s in sigs])
         types = self.answer_types(sigs, masked_question, walks) if s.answer_type or s.kind_step else np.zeros(len(sigs))
-        expected = self.expected_steps(sigs, masked_question, types)
+        kind = self.kind_steps(sigs, masked_question, types)
+        expected = self.expected_steps(sigs, masked_question, kind)
         sims = sims - s.hop_weight * np.abs(steps - expected)
         if s.coverage:
             sims = sims + s.coverage * self.coverages(sigs, masked_question)
@@ -433,6 +448,7 @@ class SyntheticPrior:
             sims = sims + self.peers(sigs, masked_question)
         if s.order:
             sims = sims + s.order * self.orders(sigs, masked_question)
+        sims = self.as_prefixes(sigs, sims, s.answer_type * types, kind)
         weights = np.exp((sims - sims.max()) / s.temperature)
         per_path = weights / weights.sum()
         return np.array([per_path[first[w.signature]] for w in walks])
