@@ -612,6 +612,12 @@ def test_the_kind_asked_for_one_step_past_the_named_relations(tmp_path, monkeypa
     # a birthplace may read a little as a country, more than the paths' ends on average (Vienna): the gap still tells
     assert prior(0.2).kind_steps(sigs, question, np.array([0.06, 0.3])).tolist() == [False, True]
     assert not prior(0.2).kind_steps(sigs, question, np.array([0.06, 0.2])).any()  # less than the gap apart
+    # nor past a path already longer than the words count ("what movies was E the writer of": not the films of the
+    # directors of E's films' actors, past E's films' actors)
+    further = (["born_in", "located_in", "located_in"], [False, False, False])
+    longer = [signature(*country), signature(*further)]
+    assert not prior(0.2, (country, further)).kind_steps(longer, question, np.array([-0.3, 0.3])).any()
+    assert prior(0.2, (country, further)).kind_steps(longer, "in which country was the CEO of E born", np.array([-0.3, 0.3])).tolist() == [False, True]
     assert np.argmax(prior(0.2).shares(question, axis[:1], walks)) == 1  # the country
     assert np.argmax(prior(0.0).shares(question, axis[:1], walks)) == 0  # off: the step count keeps the city
     assert not prior(0.95).kind_steps(sigs, question, types).any()  # the ends' match (0.9 apart) less than the gap apart

@@ -237,7 +237,8 @@ class SyntheticPrior:
     def kind_steps(self, sigs: list[str], masked_question: str, types: np.ndarray) -> np.ndarray:
         """Per path, whether the kind of thing the question asks for lies one step past what its words name: the words count
         a step at least, the question names a kind (`answer_noun`) that names no relation, and the path is one step longer
-        than another among `sigs`, its ends reading as that kind more than the paths' ends on average and by
+        than another among `sigs` no longer than the words count (rounded), its ends reading as that kind more than the
+        paths' ends on average and by
         query.synthetic.kind_step more than the other's (`types`: `answer_types`; a city can read a little like "country",
         Vienna more than the mean of a person's paths' ends, so the other's need not read as none). "in
         which country was the CEO of E born" names the CEO and the birth, two steps; the country is one more, from the
@@ -247,14 +248,15 @@ class SyntheticPrior:
         listed": not the exchange of a company with E's market cap)."""
         s = self.settings
         noun = answer_noun(masked_question)
-        if not s.kind_step or not noun or any(self._word_relations(w) for w in noun) or self.expected_hops(masked_question) < 1:
+        counted = self.expected_hops(masked_question)
+        if not s.kind_step or not noun or any(self._word_relations(w) for w in noun) or counted < 1:
             return np.zeros(len(sigs), bool)
         type_of = dict(zip(sigs, types.tolist()))
 
         def one_step_on(sig: str) -> bool:
             steps = sig.split("|")
             shorter = type_of.get("|".join(steps[:-1]))
-            return (shorter is not None and 0 < type_of[sig] and type_of[sig] - shorter >= s.kind_step and not any(peer_pairs(sig))
+            return (shorter is not None and len(steps) - 1 <= round(counted) and 0 < type_of[sig] and type_of[sig] - shorter >= s.kind_step and not any(peer_pairs(sig))
                     and all(any(same_stem(k, n) for k in kind for n in noun) for kind in self._end_kinds(steps[-1])))
 
         return np.array([one_step_on(sig) for sig in sigs], bool)
