@@ -647,6 +647,27 @@ def test_a_kind_step_scores_at_least_as_its_prefix_with_its_own_ends_type():
     assert SyntheticPrior.as_prefixes(sigs, np.array([0.5, 0.9, 0.6]), typed, np.array([False, True, False]))[1] == 0.9  # its own where more
 
 
+def test_an_end_its_steps_phrase_names_as_the_asked_kind_is_of_that_kind(tmp_path, monkeypatch):
+    """"the national teams of the players of E": the players whose national team is E's club's country may read more
+    like "national teams" than a country's name does, but a step "has national team" names its end one."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    forward, backward = (["national_team"], [False]), (["national_team"], [True])
+    axis = np.eye(8, dtype=np.float32)
+    words = {"national": axis[2], "teams": axis[2], "portugal": axis[4], "silva": 0.6 * axis[2] + 0.8 * axis[3]}
+
+    class Words:  # path questions on one axis, the words and end labels as above
+        def encode(self, texts):
+            return np.array([axis[0] if " " in t else words.get(t.lower(), axis[5]) for t in texts], np.float32)
+
+    prior = SyntheticPrior([forward, backward], TemplateVerbalizer({}), Words(), "named-end", _settings(answer_type=0.5))
+    sigs = [signature(*forward), signature(*backward)]
+    walks = [_EndWalk(sigs[0], "Portugal"), _EndWalk(sigs[1], "Silva")]
+    types = prior.answer_types(sigs, "which national teams do the players of E play for", walks)
+    assert types[0] > 0 > types[1]
+    types = prior.answer_types(sigs, "which teams do the players of E play for", walks)  # "national" unsaid: the labels tell
+    assert types[1] > 0 > types[0]
+
+
 def test_a_question_asking_when_takes_the_path_ending_in_times(tmp_path, monkeypatch):
     """"when was E born": a birthplace and a birth year read alike to a prior whose relation names say nothing (Wikidata
     ids), but only one path ends in years or dates; "when" asks for a time whatever the KG calls the relation."""

@@ -376,7 +376,8 @@ class SyntheticPrior:
         (`label_year`), whatever the KG calls the relation. One naming a noun (`answer_noun`: "which country", "what
         genres") asks for a thing of that kind: an end's match is the cosine of its label to the noun. Where cosine to the
         question and the path's relation words tie, a genre ("Drama") still reads more like "genres" than a film's title
-        does, a country ("France") more like "country" than a city or a person."""
+        does, a country ("France") more like "country" than a city or a person. An end its step's own phrase names as the
+        noun (`_ends_named`: "has national team" for "which national teams") matches 1, a word's cosine with itself."""
         noun = answer_noun(masked_question)
         when = asks_when(masked_question)
         if not (noun or when) or not walks:
@@ -391,9 +392,22 @@ class SyntheticPrior:
             asked = unit_vectors(self._word_vectors(noun).sum(axis=0)[None])[0]
             match = dict(zip(labels, np.einsum("ij,j->i", self._word_vectors(labels), asked).tolist()))  # einsum: see PathPrior.votes
         per_path = np.array([sum(match[label] for label in ends[sig]) / len(ends[sig]) for sig in sigs])
+        if not when:  # what a step's own phrase calls its end is what it is, whatever its label reads like
+            per_path = np.where(self._ends_named(sigs, noun), 1.0, per_path)
         above = per_path - per_path.mean()
         # within the margin, noise: a screenwriter's name reads no more like "screenwriter" than an actor's
         return np.sign(above) * np.maximum(np.abs(above) - self.settings.answer_type_margin, 0.0)
+
+    def _ends_named(self, sigs: list[str], noun: list[str]) -> np.ndarray:
+        """Per path, whether its last step's phrase names its end as `noun` does, each word of either a form of one of the
+        other's (`_end_kinds`): "has national team" for "which national teams", so a player's national team is one while
+        the players whose national team is E's country are not; not "has national team" for "which teams", nor "has
+        country" for "which films"."""
+
+        def names(kind: list[str]) -> bool:
+            return all(any(same_stem(k, n) for n in noun) for k in kind) and all(any(same_stem(k, n) for k in kind) for n in noun)
+
+        return np.array([any(names(kind) for kind in self._end_kinds(sig.rsplit("|", 1)[-1])) for sig in sigs], bool)
 
     def peers(self, sigs: list[str], masked_question: str) -> np.ndarray:
         """Per path, what reaching a peer of the topic is worth: a peer shares a node with the topic by one relation, so the
