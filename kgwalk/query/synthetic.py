@@ -256,7 +256,7 @@ class SyntheticPrior:
         def one_step_on(sig: str) -> bool:
             steps = sig.split("|")
             shorter = type_of.get("|".join(steps[:-1]))
-            return (shorter is not None and len(steps) - 1 <= round(counted) and 0 < type_of[sig] and type_of[sig] - shorter >= s.kind_step and not any(peer_pairs(sig))
+            return (shorter is not None and len(steps) - 1 <= round(counted) and type_of[sig] > 0 and type_of[sig] - shorter >= s.kind_step and not any(peer_pairs(sig))
                     and all(any(same_stem(k, n) for k in kind for n in noun) for kind in self._end_kinds(steps[-1])))
 
         return np.array([one_step_on(sig) for sig in sigs], bool)
