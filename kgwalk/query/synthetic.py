@@ -237,10 +237,10 @@ class SyntheticPrior:
     def kind_steps(self, sigs: list[str], masked_question: str, types: np.ndarray) -> np.ndarray:
         """Per path, whether the kind of thing the question asks for lies one step past what its words name: the words count
         a step at least, the question names a kind (`answer_noun`) that names no relation, and the path is one step longer
-        than another among `sigs` no longer than the words count (rounded), its ends reading as that kind more than the
-        paths' ends on average and by
-        query.synthetic.kind_step more than the other's (`types`: `answer_types`; a city can read a little like "country",
-        Vienna more than the mean of a person's paths' ends, so the other's need not read as none). "in
+        than another among `sigs` (its prefix, no longer than the words count, rounded) and its ends read as that kind
+        more than the paths' ends on average and by query.synthetic.kind_step more than the prefix's (`types`:
+        `answer_types`; a city can read a little like "country", Vienna more than the mean of a person's paths' ends, so
+        the prefix's need not read as none). "in
         which country was the CEO of E born" names the CEO and the birth, two steps; the country is one more, from the
         birthplace. Not where the last step's phrase names another kind for its end ("has genre": genres read like
         "movies" to word vectors), nor where two steps go there and back (`peer_pairs`): last, an end of the kind of the
@@ -256,8 +256,8 @@ class SyntheticPrior:
         def one_step_on(sig: str) -> bool:
             steps = sig.split("|")
             shorter = type_of.get("|".join(steps[:-1]))
-            return (shorter is not None and len(steps) - 1 <= round(counted) and type_of[sig] > 0 and type_of[sig] - shorter >= s.kind_step and not any(peer_pairs(sig))
-                    and all(any(same_stem(k, n) for k in kind for n in noun) for kind in self._end_kinds(steps[-1])))
+            return (shorter is not None and len(steps) - 1 <= round(counted) and type_of[sig] > 0 and type_of[sig] - shorter >= s.kind_step
+                    and not any(peer_pairs(sig)) and all(any(same_stem(k, n) for k in kind for n in noun) for kind in self._end_kinds(steps[-1])))
 
         return np.array([one_step_on(sig) for sig in sigs], bool)
 
@@ -402,7 +402,7 @@ class SyntheticPrior:
         """Per path, whether its last step's phrase names its end as `noun` does, each word of either a form of one of the
         other's (`_end_kinds`): "has national team" for "which national teams", so a player's national team is one while
         the players whose national team is E's country are not; not "has national team" for "which teams", nor "has
-        country" for "which films"."""
+        starring" for "which movies star" (a verb read into the noun)."""
 
         def names(kind: list[str]) -> bool:
             return all(any(same_stem(k, n) for n in noun) for k in kind) and all(any(same_stem(k, n) for k in kind) for n in noun)
