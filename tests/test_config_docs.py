@@ -42,7 +42,8 @@ def test_the_page_and_the_conf_show_ranges_and_defaults():
     assert "| `model` | `auto` |" in page  # as declared, not as EmbedConf resolves it on a CPU
     assert "[synthetic-prior.md](synthetic-prior.md)" in page  # docs/ paths become links, which the strict build checks
     local = DEFAULT_CONF.read_text()
-    assert "  # Walks fetched per node before reranking.\n  candidates: 50\n" in local
+    assert ("  # Walks fetched per node by cosine before reranking; a topic the prior reranks also takes the best walk\n"
+            "  # of every other relation path it has (docs/query-and-answer.md).\n  candidates: 50\n") in local  # a long description wrapped (WIDTH)
     # every key of the code is in the conf, with the value the code would give where the demo sets none
     assert dataclasses.asdict(load_config()).keys() == yaml.safe_load(local).keys()
 
