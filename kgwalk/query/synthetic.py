@@ -21,8 +21,8 @@ from kgwalk.query.hits import WalkHit
 from kgwalk.query.corpus_paths import (embed_cached, parse_signature, path_readings, phrase_words, read_corpus_paths, read_mirrored_relations,
                                        unit_vectors)
 from kgwalk.query.temporal import label_year
-from kgwalk.query.words import (TWICE_PREFIXES, answer_noun, asks_for_a_peer, asks_for_peers, asks_when, compound_words, content_words, expected_hops, focus_weights,
-                                linked_phrases, named_topics, path_order, relation_mentions, relation_word_matches, same_stem, words_of)
+from kgwalk.query.words import (TWICE_PREFIXES, answer_noun, asks_for_a_peer, asks_for_peers, asks_when, compound_words, content_words, expected_hops,
+                                focus_weights, linked_phrases, named_topics, path_order, relation_mentions, relation_word_matches, same_stem, words_of)
 from kgwalk.verbalize.template import TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
@@ -328,18 +328,19 @@ class SyntheticPrior:
     def _named(self, masked_question: str) -> list[tuple[set[str], int]]:
         """Per question word that names relations (`relation_word_matches`), the relations it names and for how many
         steps: two for a word with one of TWICE_PREFIXES ("grandchildren", "co-starred"), else one."""
-        return [(set(found), 2 if word.startswith(TWICE_PREFIXES) else 1) for word in words_of(masked_question) if (found := self._word_relations(word))]
+        return [(set(found), 2 if word.startswith(TWICE_PREFIXES) else 1)
+                for word in words_of(masked_question) if (found := self._word_relations(word))]
 
     def named_relations(self, sigs: list[str], masked_question: str, expected: np.ndarray | float | None = None) -> np.ndarray:
         """Per path, the share of the question's words naming a relation (`relation_word_matches`: a form of a word of
-        its phrases, "screenwriter" of written_by) whose relation it takes; a word naming several (released: release_year
-        and release_date) is met by any of them, one naming its relation for two steps only half by a path taking it at
-        one ("the grandchildren of E" by E's children: the cosines read "grandchildren" as "children"). Spelling tells here what word vectors blur: "films" reads as near
-        "directed" and "starred" as "screenwriter" does to "written", so the question's own word for a relation can lose
-        to a film-like one ("which films share the screenwriter with E"). As with the focus, a path more than
-        query.synthetic.focus_slack steps longer than the question asks for gains nothing: a word may name the relation
-        the answer is asked by, not one more step ("what position does E play": not E's club's players' positions);
-        `expected` as for `focuses`."""
+        its phrases, "screenwriter" of written_by) whose relation it takes; a word naming several (released:
+        release_year and release_date) is met by any of them, one naming its relation for two steps only half by a path
+        taking it at one ("the grandchildren of E" by E's children: the cosines read "grandchildren" as "children").
+        Spelling tells here what word vectors blur: "films" reads as near "directed" and "starred" as "screenwriter"
+        does to "written", so the question's own word for a relation can lose to a film-like one ("which films share the
+        screenwriter with E"). As with the focus, a path more than query.synthetic.focus_slack steps longer than the
+        question asks for gains nothing: a word may name the relation the answer is asked by, not one more step ("what
+        position does E play": not E's club's players' positions); `expected` as for `focuses`."""
         named = self._named(masked_question)
         if not named:
             return np.zeros(len(sigs))
