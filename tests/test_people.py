@@ -3,7 +3,7 @@ with each other, every person described, real places, the same graph for the sam
 
 from collections import defaultdict
 
-from kgwalk.eval.people import people_kg, people_sets
+from kgwalk.eval.people import FREEBASE, people_kg, people_sets
 from kgwalk.eval.real_places import cities_by_country
 
 
@@ -26,8 +26,18 @@ def test_a_family_kg_s_kin_relations_agree_and_every_person_is_described():
 
 
 def test_its_questions_nest_from_person_to_person():
-    (people,) = people_sets(0, per_path=5, per_conjunction=5, hub_degree=50)
+    people, _ = people_sets(0, per_path=5, per_conjunction=5, hub_degree=50)
     groups = {q.group for q in people.questions}
     assert groups == {"1-hop", "2-hop", "3-hop", "conj"}
     nested = [q for q in people.questions if q.line().startswith("the nationality of the spouse of the parent of [")]
     assert nested and all(q.group == "3-hop" for q in nested)
+
+
+def test_its_freebase_twin_renames_every_relation_and_asks_the_same(tmp_path):
+    people, freebase = people_sets(0, per_path=5, per_conjunction=5, hub_degree=50)
+    assert freebase.name == "people-freebase" and freebase.questions == people.questions
+    freebase.write(tmp_path)
+    kb = (tmp_path / "people-freebase" / "kb.txt").read_text().splitlines()
+    assert len(kb) == len(people.triples)
+    assert {line.split("|")[1] for line in kb} == set(FREEBASE.values())  # none left with its bare name
+    assert (tmp_path / "people-freebase" / "dev.txt").read_text().splitlines() == people.files()["dev.txt"]

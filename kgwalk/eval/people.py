@@ -182,8 +182,19 @@ def people_kg(seed: int, couples: int = 1500) -> list[tuple[str, str, str]]:
     return list(dict.fromkeys(triples))
 
 
+FREEBASE = {  # Freebase's spelling: a domain and a type before the property, "spouse_s" for its plural, no "institution"
+    "spouse": "people.person.spouse_s", "parents": "people.person.parents", "children": "people.person.children",
+    "nationality": "people.person.nationality", "gender": "people.person.gender", "profession": "people.person.profession",
+    "place_of_birth": "people.person.place_of_birth", "religion": "people.person.religion", "institution": "people.person.education",
+    "location": "location.location.containedby",
+}
+
+
 def people_sets(seed: int, per_path: int, per_conjunction: int, hub_degree: int | None) -> list[DevSet]:
+    """people, and people-freebase: the same graph and questions, its relations named as Freebase names them."""
     triples = people_kg(seed)
     questions = generate(Kb(triples), PEOPLE_PATHS, PEOPLE_CONJUNCTIONS, seed, per_path, per_conjunction, hub_degree)
     return [DevSet("people", triples, questions, seed, notes=["families over three generations, real first names, surnames and places; "
-                                                                "bare-noun relations, parents and children each other's inverse"])]
+                                                                "bare-noun relations, parents and children each other's inverse"]),
+            DevSet("people-freebase", triples, questions, seed, FREEBASE.__getitem__,
+                   notes=["people's graph and questions; Freebase-style relation names (`people.person.spouse_s`)"])]
