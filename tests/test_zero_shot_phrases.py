@@ -18,6 +18,11 @@ from kgwalk.verbalize.template import fallback_phrases
         ("isPartOf", ["is", "part", "of"]),
         ("hasIMDBRating", ["has", "IMDB", "rating"]),
         ("member-of", ["member", "of"]),
+        ("people.person.spouse_s", ["spouse"]),  # Freebase's "(s)"
+        ("location.location.containedby", ["contained", "by"]),  # a preposition Freebase glues on
+        ("location.location.contains", ["contains"]),
+        ("s", ["s"]),  # a name that is only an "s" keeps it
+        ("bedin", ["bedin"]),  # too short a stem for a participle
     ],
 )
 def test_relation_words_of_snake_camel_dotted_and_uri_names(relation, words):
@@ -31,6 +36,8 @@ def test_relation_words_of_snake_camel_dotted_and_uri_names(relation, words):
         ("plays_for_country_inverse", "is the country {} plays for", "plays for country"),
         ("inverse_plays_for_country", "is the country {} plays for", "plays for country"),
         ("people.person.gender", "has gender", "is the gender of"),
+        ("location.location.containedby", "was contained by", "contained"),
+        ("people.person.spouse_s", "has spouse", "is the spouse of"),
         ("aged", "aged", "was aged by"),
         ("has_aged", "aged", "was aged by"),
         ("birthPlace", "has birth place", "is the birth place of"),

@@ -23,10 +23,28 @@ def name_words(name: str) -> list[str]:
     return [w if len(w) > 1 and w.isupper() else w.lower() for w in words]
 
 
+# Prepositions Freebase glues to a participle before them (`location.location.containedby`)
+_GLUED_PREPOSITIONS = ("by", "in", "of", "to", "from", "at", "on")
+
+
+def _unglued(word: str) -> list[str]:
+    """A participle and the preposition glued to it, apart ("containedby": contained by); other words as they are."""
+    for prep in _GLUED_PREPOSITIONS:
+        stem = word[: -len(prep)]
+        if word.endswith(prep) and len(stem) >= 5 and stem.endswith("ed"):
+            return [stem, prep]
+    return [word]
+
+
 def relation_words(relation: str) -> list[str]:
     """The words a relation is read by: those of its last path segment (`people.person.gender`,
-    a URI's last part)."""
-    return name_words(_PATH.split(relation.strip().rstrip("./#:"))[-1])
+    a URI's last part), read as Freebase writes them: a final "s" alone is a plural's "(s)"
+    (`people.person.spouse_s`: spouse), a preposition glued to a participle a word of its own
+    (`location.location.containedby`: contained by)."""
+    words = name_words(_PATH.split(relation.strip().rstrip("./#:"))[-1])
+    if len(words) > 1 and words[-1] == "s":
+        words = words[:-1]
+    return [part for w in words for part in _unglued(w)]
 
 
 def without_inverse_marker(words: list[str]) -> list[str] | None:
