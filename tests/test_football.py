@@ -3,7 +3,7 @@ leagues' countries, the same graph for the same seed, and two-topic questions th
 
 from collections import Counter, defaultdict
 
-from kgwalk.eval.football import LEAGUES, SQUAD, TEAMS, football_kg, football_sets
+from kgwalk.eval.football import LEAGUES, SQUAD, TEAMS, VERBS, football_kg, football_sets
 
 
 def test_every_team_fields_a_full_squad_and_every_player_has_five_facts():
@@ -31,9 +31,15 @@ def test_every_team_fields_a_full_squad_and_every_player_has_five_facts():
 
 
 def test_its_two_topic_questions_name_a_hub_beside_a_team_or_club():
-    (football,) = football_sets(0, per_path=5, per_conjunction=10, hub_degree=50)
+    football, _ = football_sets(0, per_path=5, per_conjunction=10, hub_degree=50)
     assert {q.group for q in football.questions} == {"1-hop", "2-hop", "3-hop", "conj"}
     conj = [q for q in football.questions if q.group == "conj"]
     assert {q.source for q in conj} == {"club and national team", "national team and position", "national team and shirt number", "club and age"}
     numbered = [q for q in conj if q.source == "national team and shirt number"]
     assert numbered and all(len(q.answers) == 1 and q.topics[1].isdigit() for q in numbered)  # one player wears a number in a squad
+
+
+def test_its_verb_named_twin_renames_every_relation_and_asks_the_same():
+    football, verbs = football_sets(0, per_path=5, per_conjunction=10, hub_degree=50)
+    assert verbs.name == "football-verbs" and verbs.questions == football.questions
+    assert {verbs.relation(r) for _, r, _ in football.triples} == set(VERBS.values())  # none left with its noun name

@@ -128,8 +128,17 @@ def football_kg(seed: int) -> list[tuple[str, str, str]]:
     return triples
 
 
+VERBS = {  # relations named as what their subject does ("Stephen Mendoza plays_as goalkeeper")
+    "club": "plays_for_club", "national_team": "plays_for_country", "position": "plays_as", "shirt_number": "wears_number",
+    "age": "is_aged", "country": "located_in", "nationality": "citizen_of", "coach": "coached_by",
+}
+
+
 def football_sets(seed: int, per_path: int, per_conjunction: int, hub_degree: int | None) -> list[DevSet]:
+    """football, and football-verbs: the same graph and questions, its relations named by verb phrases."""
     triples = football_kg(seed)
     questions = generate(Kb(triples), FOOTBALL_PATHS, FOOTBALL_CONJUNCTIONS, seed, per_path, per_conjunction, hub_degree)
     return [DevSet("football", triples, questions, seed, notes=["a tournament's squads: five facts per player, clubs, national "
-                                                                  "teams and coaches; terse questions, two hubs per two-topic question"])]
+                                                                  "teams and coaches; terse questions, two hubs per two-topic question"]),
+            DevSet("football-verbs", triples, questions, seed, VERBS.__getitem__,
+                   notes=["football's graph and questions; relations named by verb phrases (`plays_as`, `wears_number`)"])]
