@@ -45,6 +45,8 @@ def test_relation_words_of_snake_camel_dotted_and_uri_names(relation, words):
         ("capital_of", "is the capital of", "has capital"),
         ("located_in", "is located in", "has {} located in it"),
         ("lives_in", "lives in", "is what {} lives in"),
+        ("wears_number", "wears number", "is the number {} wears"),  # a verb and its object
+        ("awards_won", "has awards won", "is the awards won of"),  # a plural noun first: no verb
         ("written_by", "was written by", "wrote"),
         ("film.film.directed_by", "was directed by", "directed"),
         ("directedByInverse", "directed", "was directed by"),

@@ -18,7 +18,7 @@ from kgwalk.kg.relations import relation_words, without_inverse_marker
 
 # What a sentence puts before its first step's phrase, before each later one's, and at its end (`A p1 B, which p2 C.`)
 FIRST_STEP, LATER_STEP, END = " ", ", which ", "."
-_PREPOSITIONS = frozenset(("by", "in", "of", "to", "for", "from", "with", "on", "at", "into", "as", "about", "under", "within"))
+PREPOSITIONS = frozenset(("by", "in", "of", "to", "for", "from", "with", "on", "at", "into", "as", "about", "under", "within"))
 _COPULAS = frozenset(("is", "was", "are", "were"))
 # Irregular participles -> their past tense ("written by" inverts to "wrote"); regular ones are equal.
 _IRREGULAR_PAST = {
@@ -52,9 +52,9 @@ def _phrases_of_words(words: list[str]) -> tuple[str, str]:
     if len(words) > 1 and words[-1] == "by":  # directed_by: passive, its inverse active
         doer = " ".join(words[:-1])
         return f"was {doer} by", " ".join(_IRREGULAR_PAST.get(w, w) for w in words[:-1])
-    if len(words) > 1 and words[0] in _PREPOSITIONS:  # in_language
+    if len(words) > 1 and words[0] in PREPOSITIONS:  # in_language
         return f"is {text}", f"is the {' '.join(words[1:])} of"
-    prep = next((i for i, w in enumerate(words) if i > 0 and w in _PREPOSITIONS), None)
+    prep = next((i for i, w in enumerate(words) if i > 0 and w in PREPOSITIONS), None)
     verbal = _is_participle(words[0]) or _is_third_person_verb(words[0])
     if prep is not None and verbal:
         verb = ("is " if _is_participle(words[0]) else "") + " ".join(words[: prep + 1])
@@ -64,6 +64,8 @@ def _phrases_of_words(words: list[str]) -> tuple[str, str]:
         if _is_participle(words[0]):  # located_in
             return verb, f"has {{}} {' '.join(words)} it"
         return verb, f"is what {{}} {verb}"  # plays_for
+    if prep is None and len(words) == 2 and _is_third_person_verb(words[0]) and not _is_participle(words[1]):  # wears_number
+        return text, f"is the {words[1]} {{}} {words[0]}"
     if prep == len(words) - 1:  # capital_of, isPartOf
         return f"is {'' if copula else 'the '}{text}", f"has {' '.join(words[:-1])}"
     if len(words) == 1 and words[0].endswith("ed"):  # directed, aged: a verb in the past
