@@ -769,6 +769,24 @@ def test_a_path_taking_the_relation_the_question_names_wins(tmp_path, monkeypatc
         load_config(overrides=["query.synthetic.named=-0.2"])
 
 
+def test_the_asked_noun_names_a_relation_only_where_a_step_ends_at_that_kind(tmp_path, monkeypatch):
+    """"in which country is E based": a club's players play for a country, so "country" names plays_for_country, but a
+    step back along it (from the club's country to its players) starts at the country; it does not end at one. Only a
+    step reaching what the relation's phrase names (plays_for_country>: "plays for country") meets the asked noun, and a
+    word that is no kind of the phrase ("plays" in "who plays for E") meets it either way."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    based, back, forward = (["located_in"], [False]), (["located_in", "plays_for_country"], [False, True]), (["plays_for_country"], [False])
+    paths = [based, back, forward]
+    sigs = [signature(*p) for p in paths]
+    prior = SyntheticPrior(paths, TemplateVerbalizer({}), _Tie(), "noun-way", _settings(hop_weight=0.0, content_mix=0.0, center=False))
+    assert prior._end_kinds("<plays_for_country") == []  # "is the country {} plays for": no end's kind
+    assert np.allclose(prior.named_relations(sigs, "in which country is E based?"), [0.0, 0.0, 1.0])
+    # "play", no kind of the phrase, meets a step either way: half the named words for the step back
+    assert np.allclose(prior.named_relations(sigs, "what country does E play for?"), [0.0, 0.5, 1.0])
+    # not the asked noun: "country" here names where E is, the step back's start, and counts as the relation's word
+    assert np.allclose(prior.named_relations(sigs, "who plays for the country E?"), [0.0, 1.0, 1.0])
+
+
 def _peer_terms(*paths: tuple[list[str], list[bool]]) -> Callable[[str], np.ndarray]:
     """A question -> the peer term of each of `paths` (peer 0.2), under a prior whose cosines tie."""
     prior = SyntheticPrior(list(paths), TemplateVerbalizer({}), _Tie(), "peers", _settings(peer=0.2))

@@ -23,7 +23,7 @@ from kgwalk.query.corpus_paths import (embed_cached, parse_signature, path_readi
 from kgwalk.query.temporal import label_year
 from kgwalk.query.words import (TWICE_PREFIXES, answer_noun, asks_for_a_peer, asks_for_peers, asks_when, compound_words, content_words, expected_hops,
                                 focus_weights, linked_phrases, named_topics, path_order, relation_mentions, relation_word_matches, same_stem, words_of)
-from kgwalk.verbalize.template import TemplateVerbalizer
+from kgwalk.verbalize.template import PREPOSITIONS, TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
 MAX_WORDS = 200_000  # word vectors a prior keeps: a server's questions keep bringing new words
@@ -325,11 +325,23 @@ class SyntheticPrior:
             self.step_relations[sig] = [{own, read} for own, read in zip(relations, self._read_as(relations, inverse)[0])]
         return self.step_relations[sig]
 
-    def _named(self, masked_question: str) -> list[tuple[set[str], int]]:
-        """Per question word that names relations (`relation_word_matches`), the relations it names and for how many
-        steps: two for a word with one of TWICE_PREFIXES ("grandchildren", "co-starred"), else one."""
-        return [(set(found), 2 if word.startswith(TWICE_PREFIXES) else 1)
+    def _named(self, masked_question: str) -> list[tuple[str, set[str], int]]:
+        """Per question word that names relations (`relation_word_matches`), the word, the relations it names and for how
+        many steps: two for a word with one of TWICE_PREFIXES ("grandchildren", "co-starred"), else one."""
+        return [(word, set(found), 2 if word.startswith(TWICE_PREFIXES) else 1)
                 for word in words_of(masked_question) if (found := self._word_relations(word))]
+
+    def _names_a_start(self, word: str, step: str) -> bool:
+        """Whether `word` names the kind of a step's start: the kind its way back ends at (`_end_kinds`, or a verb's
+        object after its preposition: "plays for country") where the step's own end is not named so. `<plays_for_country`
+        goes from a country to a player: "which country" asks for what plays_for_country> reaches, not where this step
+        starts."""
+        back = f"<{step[:-1]}" if step.endswith(">") else f"{step[1:]}>"
+        (relation,), (inverse,) = self._read_as(*parse_signature(back))
+        objects = [words[2:] for v in self.verbalizers if len(words := v.phrase(relation, inverse).lower().split()) > 2
+                   and words[0] not in ("is", "was", "has") and words[1] in PREPOSITIONS and "{}" not in words]
+        return any(any(same_stem(word, k) for k in kind) for kind in self._end_kinds(back) + objects) and not any(
+            any(same_stem(word, k) for k in kind) for kind in self._end_kinds(step))
 
     def named_relations(self, sigs: list[str], masked_question: str, expected: np.ndarray | float | None = None) -> np.ndarray:
         """Per path, the share of the question's words naming a relation (`relation_word_matches`: a form of a word of
@@ -344,9 +356,14 @@ class SyntheticPrior:
         named = self._named(masked_question)
         if not named:
             return np.zeros(len(sigs))
-        taken = [self._step_relations(sig) for sig in sigs]
-        share = np.array([sum(min(1.0, sum(bool(relations & step) for step in steps) / times) for relations, times in named) / len(named)
-                          for steps in taken])
+        noun = set(answer_noun(masked_question))
+
+        def meets(word: str, relations: set[str], relations_taken: set[str], step: str) -> bool:
+            # the asked noun names what the answer is: a step it names only as where the step starts does not meet it
+            return bool(relations & relations_taken) and not (word in noun and self._names_a_start(word, step))
+
+        share = np.array([sum(min(1.0, sum(meets(word, relations, taken, step) for taken, step in zip(self._step_relations(sig), sig.split("|"))) / times)
+                              for word, relations, times in named) / len(named) for sig in sigs])
         expected = self.expected_hops(masked_question) if expected is None else expected
         return np.where(self._past_slack(sigs, expected), 0.0, share)
 
@@ -426,7 +443,7 @@ class SyntheticPrior:
                 pairs = [[p and i == len(ps) - 1 for i, p in enumerate(ps)] for ps in pairs]
             # what the peers share is what the question names ("the other films of the director of E": a pair on
             # directed_by, not on starring); a question naming no relation (opaque names) takes a pair on any
-            named = set().union(*(relations for relations, _ in self._named(masked_question)))
+            named = set().union(*(relations for _, relations, _ in self._named(masked_question)))
             if named:
                 pairs = [[p and parse_signature(sig)[0][i] in named for i, p in enumerate(ps)] for sig, ps in zip(sigs, pairs)]
         else:
