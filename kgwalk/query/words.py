@@ -23,6 +23,7 @@ STEM = 4  # leading letters two words of at least this length share to count as 
 IRREGULAR = {"born": "birth", "died": "death", "dead": "death", "wrote": "write", "sang": "sing", "sung": "sing",
              "taught": "teach", "built": "build", "spoke": "speak", "spoken": "speak"}
 WH_WORDS = frozenset({"who", "what", "which", "when", "where", "whom", "whose", "how"})
+AUXILIARIES = frozenset({"is", "are", "was", "were", "do", "does", "did", "has", "have", "had"})  # a noun before one is the whole noun
 COPULAS = frozenset({"is", "are", "was", "were"})  # "which people from E are judges": what follows the last one names the answer
 ARTICLES = frozenset({"a", "an", "the"})
 RELATIVE_PRONOUNS = frozenset({"that", "who", "which", "whom"})
@@ -185,11 +186,19 @@ def named_topics(masked_question: str) -> int:
 
 
 def compound_words(masked_question: str, matches: Callable[[str], dict[str, frozenset[str]]]) -> int:
-    """How many words of the question only continue the relation name before them: a word right after another that names
-    a word of the same relation's phrase ("national team", "shirt number", "imdb rating": one step's name in two words).
-    `expected_hops` counts each; one step is named. `matches`: a word's `relation_word_matches`."""
+    """How many words of the question only continue the name before them: a word right after another that names a word
+    of the same relation's phrase ("national team", "shirt number", "imdb rating": one step's name in two words), or one
+    continuing the noun the question asks for where an auxiliary ends it (`answer_noun`: "which national team does E
+    represent", one kind of answer however its KG names the step; not "which movies star E"). `expected_hops` counts
+    each; one step is named. `matches`: a word's `relation_word_matches`."""
     tokens = [w.lower() for w in WORD.findall(masked_question)]
-    return sum(not {a, b} & _NO_STEP_WORDS and _one_relation(a, b, matches) for a, b in zip(tokens, tokens[1:]))
+    noun = answer_noun(masked_question)
+    start = next((i for i in range(len(tokens)) if tokens[i : i + len(noun)] == noun), 0) if len(noun) > 1 else 0
+    # where the noun's later words are, if an auxiliary ends it ("which movies star E" runs on into its verb) and it
+    # names no peer ("other films": two steps, there and back)
+    ended = tokens[start + len(noun) : start + len(noun) + 1] and tokens[start + len(noun)] in AUXILIARIES and not PEER_WORDS & set(noun)
+    continuing = set(range(start + 1, start + len(noun))) if ended else set()
+    return sum(not {a, b} & _NO_STEP_WORDS and (i + 1 in continuing or _one_relation(a, b, matches)) for i, (a, b) in enumerate(zip(tokens, tokens[1:])))
 
 
 def _one_relation(a: str, b: str, matches: Callable[[str], dict[str, frozenset[str]]]) -> bool:
