@@ -697,12 +697,14 @@ def test_peer_words_and_paths_that_come_back_by_their_relation():
     assert asks_for_peers("what films share actors with E")
     assert asks_for_peers("who Co-starred with E")
     assert asks_for_peers("the actor E starred together with who")
+    assert asks_for_peers("who are E's club teammates") and asks_for_peers("who were the classmates of E")
     assert not asks_for_peers("in which country was the director of E born")  # "country" is no "co-" word
+    assert not asks_for_peers("what is the estimate of E's climate")  # no "-mates" word
     assert not asks_for_peers("who directed E")
     # what is asked is the peer: after "other", a "co-" word, or the answer's word and then a word of sharing
     for question in ("what other films were made by the directors E worked with", "who co-starred with E",
                      "which movies share actors with E", "what are the films that have the same screenwriter of E",
-                     "who acted together with E", "who are movie co-writers of E"):
+                     "who acted together with E", "who are movie co-writers of E", "who are E's club teammates"):
         assert asks_for_a_peer(question), question
     for question in ("the actors of the other films of the director of E", "who directed the films that share actors with E",
                      "who else starred in E", "the actor E starred together with who"):  # a peer on the way; "else": E's actors; nothing after a last wh-word to read

@@ -246,17 +246,22 @@ def relation_word_matches(word: str, relations_of: dict[str, list[str]]) -> dict
     return {r: frozenset(words) for r, words in found.items()}
 
 
+def _names_peers(word: str) -> bool:
+    """A word for those who share something with another: "co-stars", "teammates", "classmates" (not "estimate")."""
+    return word.startswith("co-") or (word.endswith(("mate", "mates")) and not word.endswith(("imate", "imates")))
+
+
 def asks_for_peers(masked_question: str) -> bool:
-    """Whether the question asks for things sharing something with its topic (`PEER_WORDS`, "co-...")."""
-    return any(w in PEER_WORDS or w.startswith("co-") for w in (t.lower() for t in WORD.findall(masked_question)))
+    """Whether the question asks for things sharing something with its topic (`PEER_WORDS`, "co-...", "...mates")."""
+    return any(w in PEER_WORDS or _names_peers(w) for w in (t.lower() for t in WORD.findall(masked_question)))
 
 
 def asks_for_a_peer(masked_question: str) -> bool:
     """Whether what the question asks for is itself a peer of the topic, not a peer on the way: its first wh-word followed
     by "other" ("what other films were made by the directors E worked with"), or its first content words after it a "co-"
-    word ("who co-starred with E") or the answer's noun or verb and then a word of sharing ("which movies share actors with
-    E", "what are the films that have the same screenwriter of E", "who acted together with E", "who are movie co-writers
-    of E"). Not "the actors of the other films of the director of E" or "who directed the films that share actors with E":
+    or "-mates" word ("who co-starred with E", "who are E's club teammates") or the answer's noun or verb and then a word
+    of sharing ("which movies share actors with E", "what are the films that have the same screenwriter of E", "who acted
+    together with E", "who are movie co-writers of E"). Not "the actors of the other films of the director of E" or "who directed the films that share actors with E":
     there the films are the peers. Not "else": "who else starred in E" asks for E's other actors, one step."""
     tokens = [w.lower() for w in WORD.findall(masked_question)]
     wh = _first_wh(tokens)
@@ -265,7 +270,7 @@ def asks_for_a_peer(masked_question: str) -> bool:
     if tokens[wh + 1 : wh + 2] == ["other"]:
         return True
     first = [t for t in tokens[wh + 1 :] if is_content(t)][:2]
-    return any(t.startswith("co-") for t in first) or (len(first) == 2 and first[1] in SHARING_WORDS)
+    return any(_names_peers(t) for t in first) or (len(first) == 2 and first[1] in SHARING_WORDS)
 
 
 # prefixes of a word naming its relation for two steps: "co-starred" there and back (E's films, their other actors),
