@@ -467,7 +467,9 @@ def test_the_words_naming_the_answer_follow_what_or_which():
     assert answer_noun("when was E born, and what city") == []  # the first wh-word counts
     assert answer_noun("the country of birth of the singer of E") == ["country"]  # no wh-word: the first content words
     assert answer_noun("genre of E?") == ["genre"]
-    assert answer_noun("E's club?") == []
+    assert answer_noun("E's home country?") == ["home", "country"]  # after the topic's possessive, what it owns
+    assert answer_noun("E's club's country?") == ["country"]  # a possessive names the owner, not the answer
+    assert answer_noun("which club's players play for E") == ["players", "play"]
 
 
 def test_the_words_a_question_ending_in_a_copula_says_its_answer_is():

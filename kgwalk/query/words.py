@@ -112,18 +112,22 @@ def answer_noun(masked_question: str) -> list[str]:
     """The words naming what a question asks for: the content words after its first wh-word where that is "what" or
     "which", a generic noun and its "of" skipped ("which country ...", "what is the name of the country where ...": country;
     "in what year": year); without a wh-word, its first content words ("the country of birth of the singer of E",
-    "genre of E?"). None for another wh-word ("who", "when": no noun to compare with) or where the topic comes first
-    ("what did E direct", "E's club?")."""
+    "genre of E?"), after the topic's possessive where that comes first ("E's home country?"); a possessive's words are
+    the owner's, not the answer's ("E's club's country?": country). None for another wh-word ("who", "when": no noun to
+    compare with) or where the topic comes first otherwise ("what did E direct")."""
     tokens = [w.lower() for w in WORD.findall(masked_question)]
     wh = _first_wh(tokens)
     if wh is not None and tokens[wh] not in ("what", "which"):
         return []
+    start = wh + 1 if wh is not None else 0
+    if wh is None and tokens[:1] and tokens[0] != TOPIC and _unpossessed(tokens[0]) == TOPIC:  # "E's home country?"
+        start = 1
     run: list[str] = []
-    for token in tokens[wh + 1 if wh is not None else 0 :]:
+    for token in tokens[start:]:
         if _unpossessed(token) == TOPIC or token in WH_WORDS:  # the topic, or its possessive ("E's")
             break
         if is_content(token) and token not in GENERIC_NOUNS:
-            run.append(token)
+            run = [] if _unpossessed(token) != token else [*run, token]
         elif run:
             break
     return run
