@@ -265,8 +265,9 @@ def asks_for_a_peer(masked_question: str) -> bool:
     by "other" ("what other films were made by the directors E worked with"), or its first content words after it a "co-"
     or "-mates" word ("who co-starred with E", "who are E's club teammates") or the answer's noun or verb and then a word
     of sharing ("which movies share actors with E", "what are the films that have the same screenwriter of E", "who acted
-    together with E", "who are movie co-writers of E"). Not "the actors of the other films of the director of E" or "who directed the films that share actors with E":
-    there the films are the peers. Not "else": "who else starred in E" asks for E's other actors, one step."""
+    together with E", "who are movie co-writers of E"). Not "the actors of the other films of the director of E" or "who
+    directed the films that share actors with E": there the films are the peers. Not "else": "who else starred in E"
+    asks for E's other actors, one step."""
     tokens = [w.lower() for w in WORD.findall(masked_question)]
     wh = _first_wh(tokens)
     if wh is None:
