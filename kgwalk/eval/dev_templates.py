@@ -256,7 +256,9 @@ def synth_sets(triples: list[tuple[str, str, str]], seed: int, per_path: int, pe
 
 
 def metaqa_sets(triples: list[tuple[str, str, str]], seed: int, per_path: int, per_conjunction: int, hub_degree: int | None) -> list[DevSet]:
-    """metaqa-dotted and metaqa-opaque, from the triples of MetaQA's kb.txt."""
+    """metaqa-dotted, metaqa-opaque and metaqa-upper, from the triples of MetaQA's kb.txt."""
     questions = generate(Kb(triples), METAQA_PATHS, METAQA_CONJUNCTIONS, seed, per_path, per_conjunction, hub_degree)
     return [DevSet("metaqa-dotted", triples, questions, seed, _renamed(DOTTED), notes=["MetaQA's KB, Freebase-style relation names"]),
-            DevSet("metaqa-opaque", triples, questions, seed, _renamed(OPAQUE), notes=["MetaQA's KB, Wikidata-style property ids"])]
+            DevSet("metaqa-opaque", triples, questions, seed, _renamed(OPAQUE), notes=["MetaQA's KB, Wikidata-style property ids"]),
+            DevSet("metaqa-upper", triples, questions, seed, str.upper,
+                   notes=["MetaQA's KB, relation types in capitals as property graphs write them (`DIRECTED_BY`)"])]
