@@ -22,6 +22,8 @@ from kgwalk.verbalize.template import fallback_phrases
         ("location.location.containedby", ["contained", "by"]),  # a preposition Freebase glues on
         ("location.location.contains", ["contains"]),
         ("s", ["s"]),  # a name that is only an "s" keeps it
+        ("DIRECTED_BY", ["directed", "by"]),  # a property graph's relation type: capitals, no acronyms
+        ("IMDB_RATING", ["imdb", "rating"]),
         ("bedin", ["bedin"]),  # too short a stem for a participle
     ],
 )
@@ -46,6 +48,9 @@ def test_relation_words_of_snake_camel_dotted_and_uri_names(relation, words):
         ("located_in", "is located in", "has {} located in it"),
         ("lives_in", "lives in", "is what {} lives in"),
         ("wears_number", "wears number", "is the number {} wears"),  # a verb and its object
+        ("DIRECTED_BY", "was directed by", "directed"),
+        ("HAS_GENRE", "has genre", "is the genre of"),
+        ("WROTE", "wrote", "was written by"),  # an irregular past alone
         ("awards_won", "has awards won", "is the awards won of"),  # a plural noun first: no verb
         ("written_by", "was written by", "wrote"),
         ("film.film.directed_by", "was directed by", "directed"),

@@ -18,9 +18,11 @@ _SEPARATORS = re.compile(r"[\s_\-]+")
 
 
 def name_words(name: str) -> list[str]:
-    """Words of a name: split at `_`, `-`, spaces and camelCase humps; lower-cased except acronyms."""
+    """Words of a name: split at `_`, `-`, spaces and camelCase humps; lower-cased except acronyms. A name all in
+    capitals has none: it is a property graph's way of writing relation types (`ACTED_IN`, `DIRECTED_BY`)."""
     words = [w for part in _SEPARATORS.split(name) for w in _CAMEL_HUMP.split(part) if w]
-    return [w if len(w) > 1 and w.isupper() else w.lower() for w in words]
+    shouted = name.isupper()
+    return [w if len(w) > 1 and w.isupper() and not shouted else w.lower() for w in words]
 
 
 # Prepositions Freebase glues to a participle before them (`location.location.containedby`)

@@ -28,6 +28,7 @@ _IRREGULAR_PAST = {
     "broken": "broke", "worn": "wore", "shown": "showed", "done": "did", "gone": "went",
 }
 _IRREGULAR_PARTICIPLES = frozenset(_IRREGULAR_PAST) | {"born", "made", "held", "led", "built", "sold", "won", "told", "found", "set", "put"}
+_PARTICIPLE_OF = {past: participle for participle, past in _IRREGULAR_PAST.items()}  # "wrote" -> "written"
 
 
 def _is_participle(word: str) -> bool:
@@ -70,6 +71,8 @@ def _phrases_of_words(words: list[str]) -> tuple[str, str]:
         return f"is {'' if copula else 'the '}{text}", f"has {' '.join(words[:-1])}"
     if len(words) == 1 and words[0].endswith("ed"):  # directed, aged: a verb in the past
         return text, f"was {text} by"
+    if len(words) == 1 and words[0] in _PARTICIPLE_OF:  # WROTE, a property graph's relation type
+        return text, f"was {_PARTICIPLE_OF[words[0]]} by"
     return f"has {text}", f"is the {text} of"
 
 
