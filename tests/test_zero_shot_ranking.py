@@ -146,6 +146,8 @@ def test_a_nested_question_asks_for_as_many_steps_as_the_phrases_it_links(tmp_pa
     assert linked_phrases("where is E's team based?") == 1
     assert linked_phrases("who directed the films that E acted in") == 1
     assert linked_phrases("which films did E direct?") == 0
+    assert linked_phrases("what is the name of the director of E") == 1  # after a generic noun an "of" links nothing
+    assert linked_phrases("what are the titles of the movies that E has directed?") == 1
     # not links: a stranded "of", an "'s" that is "is", a wh-word after a verb with at most a noun after it
     assert linked_phrases("what was E the director of") == 0
     assert linked_phrases("who's the director of E") == 1 and linked_phrases("who's E's director") == 1
@@ -467,6 +469,7 @@ def test_the_words_naming_the_answer_follow_what_or_which():
     assert answer_noun("when was E born, and what city") == []  # the first wh-word counts
     assert answer_noun("the country of birth of the singer of E") == ["country"]  # no wh-word: the first content words
     assert answer_noun("genre of E?") == ["genre"]
+    assert answer_noun("what are the titles of the movies E directed") == ["movies"]  # a title is a name
     assert answer_noun("E's home country?") == ["home", "country"]  # after the topic's possessive, what it owns
     assert answer_noun("E's club's country?") == ["country"]  # a possessive names the owner, not the answer
     assert answer_noun("which club's players play for E") == ["players", "play"]

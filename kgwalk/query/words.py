@@ -27,7 +27,7 @@ AUXILIARIES = frozenset({"is", "are", "was", "were", "do", "does", "did", "has",
 COPULAS = frozenset({"is", "are", "was", "were"})  # "which people from E are judges": what follows the last one names the answer
 ARTICLES = frozenset({"a", "an", "the"})
 RELATIVE_PRONOUNS = frozenset({"that", "who", "which", "whom"})
-GENERIC_NOUNS = frozenset({"name", "names", "kind", "type", "sort"})  # "what is the name of the country": the country is asked
+GENERIC_NOUNS = frozenset({"name", "names", "title", "titles", "kind", "type", "sort"})  # "what is the name of the country": the country is asked
 # words asking for the topic's peers, things that share something with it ("which other films did the director of E make",
 # "films that share actors with E", "the actor E starred together with who"); a word with the prefix "co-" asks so too
 PEER_WORDS = frozenset({"other", "share", "shares", "shared", "same", "else", "also", "together"})
@@ -227,8 +227,9 @@ def linked_phrases(masked_question: str, matches: Callable[[str], dict[str, froz
 
     def links(i: int, t: str) -> bool:
         after = tokens[i + 1 :]
-        if t == "of":
-            return any(is_content(a) or a in (PLACEHOLDER, TOPIC) for a in after) and not within_a_name(i)
+        if t == "of":  # not after a generic noun: "the name of the director of E" links once
+            generic = i > 0 and tokens[i - 1] in GENERIC_NOUNS
+            return any(is_content(a) or a in (PLACEHOLDER, TOPIC) for a in after) and not within_a_name(i) and not generic
         if t.endswith("'s"):
             return is_content(t[:-2]) or t[:-2] == TOPIC
         return t in RELATIVE_PRONOUNS and i > 0 and is_content(tokens[i - 1]) and len(after) >= 2
