@@ -222,6 +222,7 @@ def test_a_question_that_names_more_relations_than_its_words_say_asks_for_more_s
     assert mentions("what was the release year of E") == 1  # two words of one relation
     assert mentions("what is the imdb rating of E") == 1  # "imdb" goes to the relation that matches more of the question
     assert mentions("who is the director that directed E") == 1  # a relative clause restating its noun
+    assert mentions("which screenwriter wrote the script for E") == 1  # a noun and its verb side by side: one mention
     assert mentions("that directed E") == 1 and mentions("what is E about") == 0
     assert mentions("who co-directed with E") == 2  # there and back: E's films, their other directors
     family = {"children": ["children"]}  # a "grand" word names its relation twice: the children's children

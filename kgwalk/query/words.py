@@ -288,7 +288,8 @@ def relation_mentions(masked_question: str, matches: Callable[[str], dict[str, f
     """How many relation steps the question names, counted on the words of the KG's relation phrases (`matches`: a word's
     `relation_word_matches`). Per relation, its words' most repeated one counts: "release year" is one mention of release_year,
     "directed the films written by the writer of E" two of written_by. A word goes to the relation matching the most words
-    of the question; one restating the noun before its relative pronoun is no new mention ("the director that directed E")."""
+    of the question; one restating the noun before its relative pronoun is no new mention ("the director that directed E"),
+    nor one right after a word of the same relation ("which screenwriter wrote E": the noun and its verb)."""
     tokens = [w.lower() for w in WORD.findall(masked_question)]
     by_relation: dict[str, dict[int, frozenset[str]]] = {}
     for i, token in enumerate(tokens):
@@ -301,7 +302,7 @@ def relation_mentions(masked_question: str, matches: Callable[[str], dict[str, f
         taken |= set(own)
         repeats: dict[str, int] = {}
         for i, words in own.items():
-            if not (i >= 2 and tokens[i - 1] in RELATIVE_PRONOUNS and i - 2 in own):
+            if not (i >= 2 and tokens[i - 1] in RELATIVE_PRONOUNS and i - 2 in own) and i - 1 not in own:
                 for w in words:  # a "co-" word names its relation there and back ("co-starred"), a "grand" one twice
                     repeats[w] = repeats.get(w, 0) + (2 if tokens[i].startswith(TWICE_PREFIXES) else 1)  # ("grandchildren")
         mentions += max(repeats.values(), default=0)
