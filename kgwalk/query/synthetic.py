@@ -74,6 +74,7 @@ class SyntheticPrior:
         self.path_words: dict[str, list[list[str]]] = {}  # per path, the words of each reading from the answer
         self.step_words: dict[str, list[list[str]]] = {}  # per step, the words of each verbalizer's phrases
         self.end_kinds: dict[str, list[list[str]]] = {}  # per step, the words naming its end's kind (`_end_kinds`)
+        self.start_kinds: dict[str, list[list[str]]] = {}  # per step, the words naming its start's kind (`_start_kinds`)
         self.step_relations: dict[str, list[set[str]]] = {}  # per path, the relations each step takes (`_step_relations`)
         self.relations_of: dict[str, list[str]] = {}  # per word of a relation phrase (both ways, every verbalizer), its relations
         self.relations_read: set[str] = set()  # the relations whose words relations_of holds
@@ -331,17 +332,26 @@ class SyntheticPrior:
         return [(word, set(found), 2 if word.startswith(TWICE_PREFIXES) else 1)
                 for word in words_of(masked_question) if (found := self._word_relations(word))]
 
+    def _start_kinds(self, step: str) -> list[list[str]]:
+        """The words naming the kind of a step's start: those its way back names its end by (`_end_kinds`, or a verb's
+        object after its preposition: "plays for country" for `<plays_for_country`'s start, a country)."""
+        if step not in self.start_kinds:
+            back = f"<{step[:-1]}" if step.endswith(">") else f"{step[1:]}>"
+            (relation,), (inverse,) = self._read_as(*parse_signature(back))
+            objects = [words[2:] for v in self.verbalizers if len(words := v.phrase(relation, inverse).lower().split()) > 2
+                       and words[0] not in ("is", "was", "has") and words[1] in PREPOSITIONS and "{}" not in words]
+            self.start_kinds[step] = self._end_kinds(back) + objects
+        return self.start_kinds[step]
+
     def _names_a_start(self, word: str, step: str) -> bool:
-        """Whether `word` names the kind of a step's start: the kind its way back ends at (`_end_kinds`, or a verb's
-        object after its preposition: "plays for country") where the step's own end is not named so. `<plays_for_country`
-        goes from a country to a player: "which country" asks for what plays_for_country> reaches, not where this step
+        """Whether `word` names the kind of a step's start (`_start_kinds`) and not of its end. `<plays_for_country` goes
+        from a country to a player: "which country" asks for what plays_for_country> reaches, not where this step
         starts."""
-        back = f"<{step[:-1]}" if step.endswith(">") else f"{step[1:]}>"
-        (relation,), (inverse,) = self._read_as(*parse_signature(back))
-        objects = [words[2:] for v in self.verbalizers if len(words := v.phrase(relation, inverse).lower().split()) > 2
-                   and words[0] not in ("is", "was", "has") and words[1] in PREPOSITIONS and "{}" not in words]
-        return any(any(same_stem(word, k) for k in kind) for kind in self._end_kinds(back) + objects) and not any(
-            any(same_stem(word, k) for k in kind) for kind in self._end_kinds(step))
+
+        def names(kinds: list[list[str]]) -> bool:
+            return any(same_stem(word, k) for kind in kinds for k in kind)
+
+        return names(self._start_kinds(step)) and not names(self._end_kinds(step))
 
     def named_relations(self, sigs: list[str], masked_question: str, expected: np.ndarray | float | None = None) -> np.ndarray:
         """Per path, the share of the question's words naming a relation (`relation_word_matches`: a form of a word of
