@@ -51,6 +51,7 @@ def test_relation_words_of_snake_camel_dotted_and_uri_names(relation, words):
         ("DIRECTED_BY", "was directed by", "directed"),
         ("HAS_GENRE", "has genre", "is the genre of"),
         ("WROTE", "wrote", "was written by"),  # an irregular past alone
+        ("ACTED_IN", "acted in", "is what {} acted in"),  # a verb with no object is active, not "is acted in"
         ("awards_won", "has awards won", "is the awards won of"),  # a plural noun first: no verb
         ("written_by", "was written by", "wrote"),
         ("film.film.directed_by", "was directed by", "directed"),

@@ -29,6 +29,10 @@ _IRREGULAR_PAST = {
 }
 _IRREGULAR_PARTICIPLES = frozenset(_IRREGULAR_PAST) | {"born", "made", "held", "led", "built", "sold", "won", "told", "found", "set", "put"}
 _PARTICIPLE_OF = {past: participle for participle, past in _IRREGULAR_PAST.items()}  # "wrote" -> "written"
+# Pasts of verbs that take no object: before a preposition they are active ("acted in"), not passive ("located in")
+_INTRANSITIVE_PASTS = frozenset({"acted", "starred", "appeared", "played", "performed", "worked", "lived", "resided", "studied",
+                                 "graduated", "competed", "participated", "served", "died", "belonged", "stayed", "debuted",
+                                 "retired", "emigrated", "immigrated"})
 
 
 def _is_participle(word: str) -> bool:
@@ -58,13 +62,14 @@ def _phrases_of_words(words: list[str]) -> tuple[str, str]:
     prep = next((i for i, w in enumerate(words) if i > 0 and w in PREPOSITIONS), None)
     verbal = _is_participle(words[0]) or _is_third_person_verb(words[0])
     if prep is not None and verbal:
-        verb = ("is " if _is_participle(words[0]) else "") + " ".join(words[: prep + 1])
+        passive = _is_participle(words[0]) and words[0] not in _INTRANSITIVE_PASTS
+        verb = ("is " if passive else "") + " ".join(words[: prep + 1])
         after = " ".join(words[prep + 1 :])
         if after:  # plays_for_country: the words after the preposition say what the object is
             return f"{verb} {after}", f"is the {after} {{}} {verb}"
-        if _is_participle(words[0]):  # located_in
+        if passive:  # located_in
             return verb, f"has {{}} {' '.join(words)} it"
-        return verb, f"is what {{}} {verb}"  # plays_for
+        return verb, f"is what {{}} {verb}"  # plays_for, ACTED_IN
     if prep is None and len(words) == 2 and _is_third_person_verb(words[0]) and not _is_participle(words[1]):  # wears_number
         return text, f"is the {words[1]} {{}} {words[0]}"
     if prep == len(words) - 1:  # capital_of, isPartOf
