@@ -25,6 +25,12 @@ from kgwalk.verbalize.template import fallback_phrases
         ("DIRECTED_BY", ["directed", "by"]),  # a property graph's relation type: capitals, no acronyms
         ("IMDB_RATING", ["imdb", "rating"]),
         ("bedin", ["bedin"]),  # too short a stem for a participle
+        ("P57", ["director"]),  # a Wikidata property id reads as its label
+        ("wdt:P27", ["country", "of", "citizenship"]),
+        ("http://www.wikidata.org/prop/direct/P19", ["place", "of", "birth"]),
+        ("P413", ["position", "played", "on", "team", "speciality"]),  # the label's "/" is no word
+        ("P99999999", ["p99999999"]),  # an id Wikidata's list does not have stays as it is
+        ("P057", ["p057"]),
     ],
 )
 def test_relation_words_of_snake_camel_dotted_and_uri_names(relation, words):
@@ -40,6 +46,7 @@ def test_relation_words_of_snake_camel_dotted_and_uri_names(relation, words):
         ("people.person.gender", "has gender", "is the gender of"),
         ("location.location.containedby", "was contained by", "contained"),
         ("people.person.spouse_s", "has spouse", "is the spouse of"),
+        ("P161", "has cast member", "is the cast member of"),  # Wikidata's "cast member", not "has p161"
         ("aged", "aged", "was aged by"),
         ("has_aged", "aged", "was aged by"),
         ("birthPlace", "has birth place", "is the birth place of"),

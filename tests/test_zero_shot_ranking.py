@@ -682,10 +682,10 @@ def test_an_end_its_steps_phrase_names_as_the_asked_kind_is_of_that_kind(tmp_pat
 
 
 def test_a_question_asking_when_takes_the_path_ending_in_times(tmp_path, monkeypatch):
-    """"when was E born": a birthplace and a birth year read alike to a prior whose relation names say nothing (Wikidata
+    """"when was E born": a birthplace and a birth year read alike to a prior whose relation names say nothing (opaque
     ids), but only one path ends in years or dates; "when" asks for a time whatever the KG calls the relation."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    place, year = (["P19"], [False]), (["P569"], [False])
+    place, year = (["R19"], [False]), (["R569"], [False])
 
     walks = [_EndWalk(signature(*place), "Lakeford"), _EndWalk(signature(*year), "1987"), _EndWalk(signature(*year), "12 May 1990"),
              _EndWalk(signature(*year), "Unknown")]
@@ -727,7 +727,7 @@ def test_a_question_asking_for_peers_takes_the_path_back_through_a_shared_node(t
     tell the relations apart (opaque names); only the first comes back by the relation it left by. Unasked, a path ending
     in a peer loses a little: "which label was E signed to" is not the label's other artists."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    peers, onward, through = (["P57", "P57"], [False, True]), (["P57", "P136"], [False, True]), (["P57", "P57", "P136"], [False, True, False])
+    peers, onward, through = (["R57", "R57"], [False, True]), (["R57", "R136"], [False, True]), (["R57", "R57", "R136"], [False, True, False])
 
     sigs = [signature(*onward), signature(*peers), signature(*through)]
     walks = [_Walk(sigs[0]), _Walk(sigs[1]), _Walk(sigs[1])]

@@ -7,7 +7,9 @@ Pure functions of names; whether a named pair really mirrors is for the edges to
 
 from __future__ import annotations
 
+import functools
 import re
+from importlib import resources
 
 import pyarrow as pa
 
@@ -15,6 +17,8 @@ INVERSE_MARKERS = frozenset(("inverse", "inv", "reverse", "reversed"))
 _PATH = re.compile(r"[./#:]")
 _CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _SEPARATORS = re.compile(r"[\s_\-]+")
+_WIKIDATA_ID = re.compile(r"P[1-9][0-9]*")  # a Wikidata property's id: P57, wdt:P57, http://www.wikidata.org/prop/direct/P57
+_NOT_A_WORD = re.compile(r"[^\w'\s-]+")  # in a Wikidata label: "position played on team / speciality"
 
 
 def name_words(name: str) -> list[str]:
@@ -38,12 +42,26 @@ def _unglued(word: str) -> list[str]:
     return [word]
 
 
+@functools.cache
+def wikidata_property_labels() -> dict[str, str]:
+    """Wikidata's property ids and their English labels (kgwalk/kg/data/wikidata_properties.tsv, a snapshot of its
+    property list: the ids up to P4699)."""
+    text = resources.files("kgwalk.kg").joinpath("data/wikidata_properties.tsv").read_text(encoding="utf-8")
+    return dict(line.split("\t", 1) for line in text.splitlines() if line and not line.startswith("#"))
+
+
 def relation_words(relation: str) -> list[str]:
     """The words a relation is read by: those of its last path segment (`people.person.gender`,
     a URI's last part), read as Freebase writes them: a final "s" alone is a plural's "(s)"
     (`people.person.spouse_s`: spouse), a preposition glued to a participle a word of its own
-    (`location.location.containedby`: contained by)."""
-    words = name_words(_PATH.split(relation.strip().rstrip("./#:"))[-1])
+    (`location.location.containedby`: contained by). A Wikidata property id (`P57`, `wdt:P57`)
+    reads as its English label ("director"): a KG taken from Wikidata names its relations so, and
+    the id alone says nothing of what the relation is."""
+    last = _PATH.split(relation.strip().rstrip("./#:"))[-1]
+    label = wikidata_property_labels().get(last) if _WIKIDATA_ID.fullmatch(last) else None
+    if label is not None:
+        return name_words(_NOT_A_WORD.sub(" ", label))
+    words = name_words(last)
     if len(words) > 1 and words[-1] == "s":
         words = words[:-1]
     return [part for w in words for part in _unglued(w)]
