@@ -36,7 +36,7 @@ OPTIONS_WAREHOUSE = "/tmp/kgwalk-options"
 ALIGN_THRESHOLD = 0.5  # ingest.align_threshold's default
 
 HEAVY_LOCK = "/tmp/kgwalk-heavy.lock"  # the benchmarks' heavy-work lock: a timing taken beside another's work means nothing
-DEV_SETS = ("synth", "synth-dbpedia", "synth-places", "metaqa-dotted", "metaqa-opaque", "metaqa-upper", "people", "people-freebase", "football", "football-verbs")  # bench/dev_sets.py's sets
+DEV_SETS = ("synth", "synth-dbpedia", "synth-places", "metaqa-dotted", "metaqa-opaque", "metaqa-upper", "metaqa-ids", "people", "people-freebase", "football", "football-verbs")  # bench/dev_sets.py's sets
 
 # The sub-corpus bench/answer.py builds for the LLM runs (bench/ego.py and bench/verbalize_llm.py read it).
 LLM_SUBCORPUS = "metaqa_llm"

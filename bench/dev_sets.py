@@ -3,8 +3,9 @@ questions, generated from hand-written templates with answers computed from the 
 
     .venv/bin/python bench/dev_sets.py --out /tmp/devsets/data [--seed 0]
 
-writes, per set (synth, synth-dbpedia, synth-places, metaqa-dotted, metaqa-opaque: kgwalk/eval/dev_templates.py; people,
-people-freebase: kgwalk/eval/people.py; football: kgwalk/eval/football.py):
+writes, per set (synth, synth-dbpedia, synth-places, metaqa-dotted, metaqa-opaque, metaqa-upper, metaqa-ids:
+kgwalk/eval/dev_templates.py; people, people-freebase: kgwalk/eval/people.py; football, football-verbs:
+kgwalk/eval/football.py):
 
     <out>/<set>/kb.txt                       head|relation|tail
     <out>/<set>/dev.txt, held.txt            1- to 3-step questions, `question with [topic]<TAB>answer|answer`

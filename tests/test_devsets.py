@@ -3,8 +3,10 @@ relation path reaches, a conjunction's what both reach, and the files read back 
 
 import numpy as np
 
+from kgwalk.eval.dev_templates import IDS, OPAQUE, metaqa_sets
 from kgwalk.eval.devsets import ANY, Conjunction, DevSet, Kb, Kind, PathQuestions, conjunction_questions, generate, path, path_questions, step
 from kgwalk.eval.questions import read_question_lines
+from kgwalk.kg.relations import relation_words, wikidata_property_labels
 
 TRIPLES = [
     ("Kismet (1944 film)", "directed_by", "William Dieterle"),
@@ -96,3 +98,15 @@ def test_a_set_s_files_split_by_topic_and_read_back_as_questions(tmp_path):
     stats = renamed.stats()
     assert stats["kb"] == {"edges": 12, "entities": 12, "relations": 4}
     assert sum(stats["questions"]["dev by group"].values()) + sum(stats["questions"]["held by group"].values()) == len(questions)
+
+
+def test_metaqa_s_id_twins_rename_every_relation_one_to_wikidata_s_words_the_other_to_none(tmp_path):
+    metaqa_kb = [(h, r, t) for h, r, t in TRIPLES if r in OPAQUE] + [("Juarez", r, "x") for r in OPAQUE if r not in ("directed_by", "starred_actors")]
+    sets = {s.name: s for s in metaqa_sets(metaqa_kb, 0, per_path=5, per_conjunction=5, hub_degree=None)}
+    assert list(sets) == ["metaqa-dotted", "metaqa-opaque", "metaqa-upper", "metaqa-ids"]
+    assert sets["metaqa-ids"].questions == sets["metaqa-opaque"].questions == sets["metaqa-dotted"].questions
+    kb = (sets["metaqa-ids"].write(tmp_path) / "kb.txt").read_text().splitlines()
+    assert {line.split("|")[1] for line in kb} == set(IDS.values())
+    assert all(relation_words(r) == [r.lower()] for r in IDS.values())  # nothing reads them
+    listed = [r for r in OPAQUE.values() if r in wikidata_property_labels()]
+    assert len(listed) >= 8 and all(relation_words(r) != [r.lower()] for r in listed)  # Wikidata's labels read them

@@ -8,7 +8,8 @@ KG (`kgwalk synth`) and for MetaQA's KB, and the renamings that give each KG ano
 * synth-places: the same graph and questions, its made-up countries and cities named after real ones
   (kgwalk/eval/real_places.py): a real KG's place names tell a country from a city, made-up ones do not.
 * metaqa-dotted: MetaQA's KB with Freebase-style dotted relations (film.film.directed_by).
-* metaqa-opaque: MetaQA's KB with Wikidata-style opaque ids (P57).
+* metaqa-opaque: MetaQA's KB with Wikidata's property ids (P57), which kgwalk reads by Wikidata's labels.
+* metaqa-ids: MetaQA's KB with ids no vocabulary explains (R57): what a prior reads from the graph alone.
 
 The MetaQA sets' questions are written here, in other words than MetaQA's; only its KB is read.
 Styles: terse ("genre of X?"), plain, verbose (long, nested clauses), passive ("by whom was X
@@ -239,6 +240,9 @@ OPAQUE = {  # Wikidata's property ids where it has one (P57 director, P161 cast 
     "has_tags": "P921", "has_genre": "P136", "has_imdb_rating": "P444", "has_imdb_votes": "P5201",
 }
 
+# the same numbers without Wikidata's "P": ids that say nothing of their relation, and no list kgwalk knows explains
+IDS = {relation: "R" + pid[1:] for relation, pid in OPAQUE.items()}
+
 
 def _renamed(names: dict[str, str]) -> Callable[[str], str]:
     return lambda relation: names[relation]
@@ -256,9 +260,10 @@ def synth_sets(triples: list[tuple[str, str, str]], seed: int, per_path: int, pe
 
 
 def metaqa_sets(triples: list[tuple[str, str, str]], seed: int, per_path: int, per_conjunction: int, hub_degree: int | None) -> list[DevSet]:
-    """metaqa-dotted, metaqa-opaque and metaqa-upper, from the triples of MetaQA's kb.txt."""
+    """metaqa-dotted, metaqa-opaque, metaqa-upper and metaqa-ids, from the triples of MetaQA's kb.txt."""
     questions = generate(Kb(triples), METAQA_PATHS, METAQA_CONJUNCTIONS, seed, per_path, per_conjunction, hub_degree)
     return [DevSet("metaqa-dotted", triples, questions, seed, _renamed(DOTTED), notes=["MetaQA's KB, Freebase-style relation names"]),
-            DevSet("metaqa-opaque", triples, questions, seed, _renamed(OPAQUE), notes=["MetaQA's KB, Wikidata-style property ids"]),
+            DevSet("metaqa-opaque", triples, questions, seed, _renamed(OPAQUE), notes=["MetaQA's KB, Wikidata's property ids"]),
             DevSet("metaqa-upper", triples, questions, seed, str.upper,
-                   notes=["MetaQA's KB, relation types in capitals as property graphs write them (`DIRECTED_BY`)"])]
+                   notes=["MetaQA's KB, relation types in capitals as property graphs write them (`DIRECTED_BY`)"]),
+            DevSet("metaqa-ids", triples, questions, seed, _renamed(IDS), notes=["MetaQA's KB, relation ids no vocabulary explains (`R57`)"])]
