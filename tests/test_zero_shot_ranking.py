@@ -18,7 +18,7 @@ from kgwalk.errors import KgwalkError
 from kgwalk.query.corpus_paths import corpus_paths, embed_cached, path_questions, path_readings, read_mirrored_relations
 from kgwalk.query.synthetic import SyntheticPrior, peer_pairs
 from kgwalk.storage import write_table
-from kgwalk.query.words import answer_noun, asks_for_a_peer, asks_for_peers, asks_when, compound_words, content_words, expected_hops, focus_weights, linked_phrases, named_topics, path_order, predicate_noun, relation_mentions, relation_word_matches, same_stem, words_of
+from kgwalk.query.words import answer_noun, asks_for_a_peer, asks_for_peers, asks_when, compound_words, content_words, expected_hops, focus_weights, linked_phrases, named_topics, path_order, predicate_noun, relation_mentions, relation_word_matches, same_stem, topic_kind_words, words_of
 from kgwalk.verbalize.template import TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
@@ -171,6 +171,29 @@ def test_a_nested_question_asks_for_as_many_steps_as_the_phrases_it_links(tmp_pa
     assert prior.expected_hops("what is the genre of E") == pytest.approx(1.0)  # one link asks for no more than one step
     prior.settings = dataclasses.replace(prior.settings, link_hops=0.0)  # off
     assert prior.expected_hops("the nationality of the spouse of the father of E") == pytest.approx(3 / 1.75)
+
+
+def test_a_word_saying_what_kind_of_thing_the_topic_is_is_no_step(tmp_path, monkeypatch):
+    """"which person wrote the movie E": "movie" says what E is, no step; counted, 3 words read as two steps and E's
+    writer's other films won. Not a word naming a relation ("the director E": the step from E by directed_by), and not
+    where the question names no relation (ids: a kind and a role read alike)."""
+    relations_of = {"written": ["written_by"], "directed": ["directed_by"]}
+    names = lambda word: relation_word_matches(word, relations_of)  # noqa: E731
+    assert topic_kind_words("which person wrote the movie E", names) == 1
+    assert topic_kind_words("E is a film written by this person", names) == 1  # the topic leads, a copula and an article
+    assert topic_kind_words("which films star the actors who worked with the director E", names) == 0  # "director" names directed_by
+    assert topic_kind_words("who wrote E", names) == 0
+    assert topic_kind_words("which child of E was a poet", names) == 0  # the child is the poet, not E
+    assert topic_kind_words("which person wrote the movie E", lambda word: {}) == 0  # nothing named: no kind told from a role
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+
+    class Flat:
+        def encode(self, texts):
+            return np.ones((len(texts), 4), np.float32)
+
+    prior = SyntheticPrior([(["written_by"], [False])], TemplateVerbalizer({}), Flat(), "flat", _settings(words_per_hop=1.75, mention_hops=0.0))
+    assert prior.expected_hops("which person wrote the movie E") == pytest.approx(2 / 1.75)  # person, wrote
+    assert prior.expected_hops("which person wrote E") == pytest.approx(2 / 1.75)
 
 
 def test_a_relation_named_in_two_words_is_one_steps_name(tmp_path, monkeypatch):

@@ -22,7 +22,8 @@ from kgwalk.query.corpus_paths import (embed_cached, parse_signature, path_readi
                                        unit_vectors)
 from kgwalk.query.temporal import label_year
 from kgwalk.query.words import (TWICE_PREFIXES, answer_noun, asks_for_a_peer, asks_for_peers, asks_when, compound_words, content_words, expected_hops,
-                                focus_weights, linked_phrases, named_topics, path_order, relation_mentions, relation_word_matches, same_stem, words_of)
+                                focus_weights, linked_phrases, named_topics, path_order, relation_mentions, relation_word_matches, same_stem, topic_kind_words,
+                                words_of)
 from kgwalk.verbalize.template import PREPOSITIONS, TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
@@ -159,14 +160,15 @@ class SyntheticPrior:
 
     def expected_hops(self, masked_question: str) -> float:
         """The steps the question asks for: `expected_hops` by its content words (a relation's name in two words counted
-        once, `compound_words`), or where more, `mention_hops` per
+        once, `compound_words`; a word saying what kind of thing the topic is not at all, `topic_kind_words`), or where more, `mention_hops` per
         relation it names (`relation_mentions`) or `link_hops` per phrase it links to the next (`linked_phrases`). The words
         per step vary: "who directed the films written by the writer of E" spends 4 content words on 3 steps (written_by
         named for two); "the country of the birthplace of the director of E", 3 on 3; "what is E about", 1 on 1. A question
         naming several entities spends its words on the paths of all of them: each path from one takes its share ("which
         child of E was born in E": one step from each)."""
         s = self.settings
-        names_once = compound_words(masked_question, self._word_relations)  # "national team": one step's name, two words
+        # "national team": one step's name, two words; "the movie E": E's kind, no step
+        names_once = compound_words(masked_question, self._word_relations) + topic_kind_words(masked_question, self._word_relations)
         counts = [expected_hops(masked_question, s.words_per_hop) - names_once / s.words_per_hop]
         if s.mention_hops:
             counts.append(s.mention_hops * relation_mentions(masked_question, self._word_relations))

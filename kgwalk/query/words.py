@@ -205,6 +205,20 @@ def compound_words(masked_question: str, matches: Callable[[str], dict[str, froz
     return sum(not {a, b} & _NO_STEP_WORDS and (i + 1 in continuing or _one_relation(a, b, matches)) for i, (a, b) in enumerate(zip(tokens, tokens[1:])))
 
 
+def topic_kind_words(masked_question: str, matches: Callable[[str], dict[str, frozenset[str]]]) -> int:
+    """How many words of the question only say what kind of thing its topic is: a noun between an article and the topic
+    ("which person wrote the movie E") or after the topic leading the question, a copula and an article ("E is a film
+    written by this person"), that names no relation (`matches`: a word's `relation_word_matches`; "the director E"
+    names the step from E by directed_by). `expected_hops` counts each; none is a step. None where nothing else in the
+    question names a relation: where the KG's relation names say nothing (ids), a kind and a role read alike."""
+    tokens = [_unpossessed(w.lower()) for w in WORD.findall(masked_question)]
+    before = {i for i in range(1, len(tokens) - 1) if tokens[i + 1] == TOPIC and tokens[i - 1] in ARTICLES}
+    # the topic the subject, first: "which child of E was a poet" asks the child to be one
+    after = {3} if len(tokens) > 3 and tokens[0] == TOPIC and tokens[1] in COPULAS and tokens[2] in ARTICLES else set()
+    kinds = {i for i in before | after if is_content(tokens[i]) and not matches(tokens[i])}
+    return len(kinds) if any(matches(t) for i, t in enumerate(tokens) if i not in kinds) else 0
+
+
 def _one_relation(a: str, b: str, matches: Callable[[str], dict[str, frozenset[str]]]) -> bool:
     """Whether two question words are words of one relation's phrases (`matches`: a word's `relation_word_matches`)."""
     return bool(set(matches(a)) & set(matches(b)))
