@@ -173,6 +173,16 @@ def test_a_nested_question_asks_for_as_many_steps_as_the_phrases_it_links(tmp_pa
     assert prior.expected_hops("the nationality of the spouse of the father of E") == pytest.approx(3 / 1.75)
 
 
+def test_a_word_for_a_category_names_the_kg_s_category_relation():
+    """"what kind of film is E" asks for what the KG calls a genre, a type or a category: spelling alone never tied "kind"
+    to has_genre, and the cast read as near."""
+    relations_of = {"genre": ["has_genre"], "starring": ["starring"], "type": ["instance_type"]}
+    assert relation_word_matches("kind", relations_of) == {"has_genre": frozenset({"genre"}), "instance_type": frozenset({"type"})}
+    assert relation_word_matches("types", relations_of) == {"has_genre": frozenset({"genre"}), "instance_type": frozenset({"type"})}
+    assert relation_word_matches("genres", relations_of) == {"has_genre": frozenset({"genre"}), "instance_type": frozenset({"type"})}
+    assert relation_word_matches("film", relations_of) == {} and relation_word_matches("kindly", relations_of) == {}
+
+
 def test_a_word_saying_what_kind_of_thing_the_topic_is_is_no_step(tmp_path, monkeypatch):
     """"which person wrote the movie E": "movie" says what E is, no step; counted, 3 words read as two steps and E's
     writer's other films won. Not a word naming a relation ("the director E": the step from E by directed_by), and not

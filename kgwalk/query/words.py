@@ -28,6 +28,8 @@ COPULAS = frozenset({"is", "are", "was", "were"})  # "which people from E are ju
 ARTICLES = frozenset({"a", "an", "the"})
 RELATIVE_PRONOUNS = frozenset({"that", "who", "which", "whom"})
 GENERIC_NOUNS = frozenset({"name", "names", "title", "titles", "kind", "type", "sort"})  # "what is the name of the country": the country is asked
+# words for a thing's category: a question's "what kind of film is E" asks for what a KG names genre, type or category
+CATEGORY_WORDS = frozenset({"kind", "kinds", "sort", "sorts", "type", "types", "genre", "genres", "category", "categories"})
 # words asking for the topic's peers, things that share something with it ("which other films did the director of E make",
 # "films that share actors with E", "the actor E starred together with who"); a word with the prefix "co-" asks so too
 PEER_WORDS = frozenset({"other", "share", "shares", "shared", "same", "else", "also", "together"})
@@ -252,14 +254,15 @@ def linked_phrases(masked_question: str, matches: Callable[[str], dict[str, froz
 
 
 def relation_word_matches(word: str, relations_of: dict[str, list[str]]) -> dict[str, frozenset[str]]:
-    """Per relation, the words of its phrases that `word` (lower-cased) is a form of (`same_stem`, compounds counted);
-    only relations with some. `relations_of`: each word of the KG's relation phrases, the relations it is a word of
-    (a KG of thousands of relations has far fewer distinct words)."""
+    """Per relation, the words of its phrases that `word` (lower-cased) is a form of (`same_stem`, compounds counted) or,
+    both words for a category (`CATEGORY_WORDS`), a synonym of ("what kind of film is E": has_genre); only relations with
+    some. `relations_of`: each word of the KG's relation phrases, the relations it is a word of (a KG of thousands of
+    relations has far fewer distinct words)."""
     if not is_content(word):
         return {}
     found: dict[str, set[str]] = {}
     for phrase_word in relations_of:
-        if same_stem(word, phrase_word, compounds=True):
+        if same_stem(word, phrase_word, compounds=True) or (word in CATEGORY_WORDS and phrase_word in CATEGORY_WORDS):
             for relation in relations_of[phrase_word]:
                 found.setdefault(relation, set()).add(phrase_word)
     return {r: frozenset(words) for r, words in found.items()}
