@@ -160,12 +160,12 @@ class SyntheticPrior:
 
     def expected_hops(self, masked_question: str) -> float:
         """The steps the question asks for: `expected_hops` by its content words (a relation's name in two words counted
-        once, `compound_words`; a word saying what kind of thing the topic is not at all, `topic_kind_words`), or where more, `mention_hops` per
-        relation it names (`relation_mentions`) or `link_hops` per phrase it links to the next (`linked_phrases`). The words
-        per step vary: "who directed the films written by the writer of E" spends 4 content words on 3 steps (written_by
-        named for two); "the country of the birthplace of the director of E", 3 on 3; "what is E about", 1 on 1. A question
-        naming several entities spends its words on the paths of all of them: each path from one takes its share ("which
-        child of E was born in E": one step from each)."""
+        once, `compound_words`; a word saying what kind of thing the topic is not at all, `topic_kind_words`), or where
+        more, `mention_hops` per relation it names (`relation_mentions`) or `link_hops` per phrase it links to the next
+        (`linked_phrases`). The words per step vary: "who directed the films written by the writer of E" spends 4 content
+        words on 3 steps (written_by named for two); "the country of the birthplace of the director of E", 3 on 3; "what
+        is E about", 1 on 1. A question naming several entities spends its words on the paths of all of them: each path
+        from one takes its share ("which child of E was born in E": one step from each)."""
         s = self.settings
         # "national team": one step's name, two words; "the movie E": E's kind, no step
         names_once = compound_words(masked_question, self._word_relations) + topic_kind_words(masked_question, self._word_relations)
