@@ -18,7 +18,7 @@ from kgwalk.errors import KgwalkError
 from kgwalk.query.corpus_paths import corpus_paths, embed_cached, path_questions, path_readings, read_mirrored_relations
 from kgwalk.query.synthetic import SyntheticPrior, peer_pairs
 from kgwalk.storage import write_table
-from kgwalk.query.words import answer_noun, asks_for_a_peer, asks_for_peers, asks_when, compound_words, content_words, expected_hops, focus_weights, linked_phrases, named_topics, path_order, predicate_noun, relation_mentions, relation_word_matches, same_stem, topic_kind_words, words_of
+from kgwalk.query.words import answer_noun, asks_for_a_peer, asks_for_peers, asks_when, compound_words, content_words, expected_hops, focus_weights, linked_phrases, named_topics, path_order, predicate_noun, relation_mentions, relation_word_matches, same_stem, shared_words, synonyms, topic_kind_words, words_of
 from kgwalk.verbalize.template import TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
@@ -173,14 +173,23 @@ def test_a_nested_question_asks_for_as_many_steps_as_the_phrases_it_links(tmp_pa
     assert prior.expected_hops("the nationality of the spouse of the father of E") == pytest.approx(3 / 1.75)
 
 
-def test_a_word_for_a_category_names_the_kg_s_category_relation():
-    """"what kind of film is E" asks for what the KG calls a genre, a type or a category: spelling alone never tied "kind"
-    to has_genre, and the cast read as near."""
-    relations_of = {"genre": ["has_genre"], "starring": ["starring"], "type": ["instance_type"]}
-    assert relation_word_matches("kind", relations_of) == {"has_genre": frozenset({"genre"}), "instance_type": frozenset({"type"})}
-    assert relation_word_matches("types", relations_of) == {"has_genre": frozenset({"genre"}), "instance_type": frozenset({"type"})}
-    assert relation_word_matches("genres", relations_of) == {"has_genre": frozenset({"genre"}), "instance_type": frozenset({"type"})}
+def test_a_synonym_names_the_relation_its_kg_words_otherwise():
+    """"what kind of film is E" asks for what the KG calls a genre, a type or a category, "who acted in E" for what it calls
+    starring or cast member: spelling alone never tied "kind" to has_genre nor "actors" to starring, and the cast read as
+    near. Exact forms: "actors" meets "cast", not "castle"; "kindly" is no "kind"."""
+    relations_of = {"genre": ["has_genre"], "starring": ["film.film.starring"], "type": ["instance_type"], "cast": ["P161"],
+                    "member": ["P161"], "castle": ["has_castle"], "profession": ["people.person.profession"]}
+    categories = {"has_genre": frozenset({"genre"}), "instance_type": frozenset({"type"})}
+    assert relation_word_matches("kind", relations_of) == categories
+    assert relation_word_matches("types", relations_of) == categories and relation_word_matches("genres", relations_of) == categories
+    assert relation_word_matches("actors", relations_of) == {"film.film.starring": frozenset({"starring"}), "P161": frozenset({"cast"})}
+    assert relation_word_matches("occupation", relations_of) == {"people.person.profession": frozenset({"profession"})}
     assert relation_word_matches("film", relations_of) == {} and relation_word_matches("kindly", relations_of) == {}
+    assert synonyms("wife", "spouse") and synonyms("spouse", "wife") and not synonyms("wife", "children")
+    # words joined by a conjunction that name one relation are one mention: "mother and father" is one step, parents
+    family = {"parents": ["people.person.parents"], "spouse": ["people.person.spouse_s"]}
+    assert relation_mentions("who are E's mother and father?", lambda word: relation_word_matches(word, family)) == 1
+    assert relation_mentions("who is the wife of E's father?", lambda word: relation_word_matches(word, family)) == 2
 
 
 def test_a_word_saying_what_kind_of_thing_the_topic_is_is_no_step(tmp_path, monkeypatch):
@@ -851,6 +860,11 @@ def test_the_peers_asked_for_share_what_the_question_names(tmp_path, monkeypatch
 
     peers = _peer_terms(by_director, by_actors)
     assert np.allclose(peers("the cast of the other films of the director of E"), [0.1, -0.1])
+    # "actors" names starred_actors too ("actors" and "starring" are synonyms), but before the peer word: what is asked of
+    # the peers, not what they share
+    assert shared_words("the actors of the other films of the director of E") == ["other", "films", "director"]
+    assert np.allclose(peers("the actors of the other films of the director of E"), [0.1, -0.1])
+    assert np.allclose(peers("who directed the films that share actors with E"), [-0.1, 0.1])
     assert np.allclose(peers("who are in the other films of the people in E"), [0.0, 0.0])  # nothing named: both pairs
 
 

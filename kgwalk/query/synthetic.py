@@ -22,8 +22,8 @@ from kgwalk.query.corpus_paths import (embed_cached, parse_signature, path_readi
                                        unit_vectors)
 from kgwalk.query.temporal import label_year
 from kgwalk.query.words import (TWICE_PREFIXES, answer_noun, asks_for_a_peer, asks_for_peers, asks_when, compound_words, content_words, expected_hops,
-                                focus_weights, linked_phrases, named_topics, path_order, relation_mentions, relation_word_matches, same_stem, topic_kind_words,
-                                words_of)
+                                focus_weights, linked_phrases, named_topics, path_order, relation_mentions, relation_word_matches, same_stem, shared_words,
+                                synonyms, topic_kind_words, words_of)
 from kgwalk.verbalize.template import PREPOSITIONS, TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
@@ -203,10 +203,10 @@ class SyntheticPrior:
 
     def _matches(self, vocabulary: list[str], asked: list[str], *, compounds: bool = False) -> np.ndarray:
         """(vocabulary, asked): how well each path word matches each question word: the cosine of their word
-        vectors, 1 for one stem (`same_stem`, with `compounds`)."""
+        vectors, 1 for one stem (`same_stem`, with `compounds`) or synonyms (`synonyms`: "living", "profession")."""
         # einsum, not BLAS: see PathPrior.votes
         match = np.einsum("ij,kj->ik", self._word_vectors(vocabulary), self._word_vectors(asked))
-        stems = np.array([[same_stem(a, b, compounds=compounds) for b in asked] for a in vocabulary])
+        stems = np.array([[same_stem(a, b, compounds=compounds) or synonyms(b, a) for b in asked] for a in vocabulary])
         return np.where(stems, 1.0, match)
 
     def coverages(self, sigs: list[str], masked_question: str) -> np.ndarray:
@@ -444,18 +444,20 @@ class SyntheticPrior:
         path goes by some relation and comes straight back by it (E directed_by D, F directed_by D: a film with E's
         director). Where the question asks for peers (`asks_for_peers`: "which other films did the director of E make"),
         a path with such a pair anywhere gains query.synthetic.peer (at its end where the answer is the peer,
-        `asks_for_a_peer`), a pair on a relation the question names where it names any (`relation_word_matches`); where
-        it does not, a path ending in one (its answer a peer: the other artists of E's record label for "which record
-        label was E signed by") loses query.synthetic.peer_unasked. A pair inside a path is how nested questions go on
+        `asks_for_a_peer`), a pair on a relation the question names from its peer word on (`shared_words`) where it names
+        any there; where it does not, a path ending in one (its answer a peer: the other artists of E's record label for
+        "which record label was E signed by") loses query.synthetic.peer_unasked. A pair inside a path is how nested questions go on
         ("the films directed by the director of E"), so it costs nothing. Both less the mean over the paths."""
         s = self.settings
         if asks_for_peers(masked_question):
             weight, pairs = s.peer, [peer_pairs(sig) for sig in sigs]
             if asks_for_a_peer(masked_question):  # "what other films ...": the answer is the peer, the pair ends the path
                 pairs = [[p and i == len(ps) - 1 for i, p in enumerate(ps)] for ps in pairs]
-            # what the peers share is what the question names ("the other films of the director of E": a pair on
-            # directed_by, not on starring); a question naming no relation (opaque names) takes a pair on any
-            named = set().union(*(relations for _, relations, _ in self._named(masked_question)))
+            # what the peers share is what the question names from its peer word on ("the cast of the other films of
+            # the director of E": a pair on directed_by, not on starring, the cast's); a question naming no relation
+            # there (opaque names) takes a pair on any
+            shared = set(shared_words(masked_question))
+            named = set().union(*(relations for word, relations, _ in self._named(masked_question) if word in shared))
             if named:
                 pairs = [[p and parse_signature(sig)[0][i] in named for i, p in enumerate(ps)] for sig, ps in zip(sigs, pairs)]
         else:

@@ -27,9 +27,42 @@ AUXILIARIES = frozenset({"is", "are", "was", "were", "do", "does", "did", "has",
 COPULAS = frozenset({"is", "are", "was", "were"})  # "which people from E are judges": what follows the last one names the answer
 ARTICLES = frozenset({"a", "an", "the"})
 RELATIVE_PRONOUNS = frozenset({"that", "who", "which", "whom"})
+CONJUNCTIONS = frozenset({"and", "or"})
 GENERIC_NOUNS = frozenset({"name", "names", "title", "titles", "kind", "type", "sort"})  # "what is the name of the country": the country is asked
-# words for a thing's category: a question's "what kind of film is E" asks for what a KG names genre, type or category
-CATEGORY_WORDS = frozenset({"kind", "kinds", "sort", "sorts", "type", "types", "genre", "genres", "category", "categories"})
+# Words that name one relation concept in questions and in KGs' relation names, where spelling ties none to another: "what
+# kind of film is E" asks for what a KG calls genre; "who acted in E" for what it calls starring or cast member. Written from
+# the English aliases of the most used Wikidata properties (occupation, spouse, child, cast member, ...; Wikidata is CC0) and
+# the names DBpedia and Freebase give them, not from any question set. Exact forms, plurals listed: a stem would tie "cast"
+# to "castle". A word in no group matches by spelling only (`same_stem`)
+SYNONYMS: tuple[frozenset[str], ...] = tuple(frozenset(group.split()) for group in (
+    "kind kinds sort sorts type types genre genres category categories",
+    "profession professions occupation occupations job jobs career careers living",  # "what does E do for a living"
+    "spouse spouses husband husbands wife wives married marry marries",
+    "children child son sons daughter daughters kids offspring",
+    "parents parent father fathers mother mothers",
+    "sibling siblings brother brothers sister sisters",
+    "nationality nationalities citizenship citizen citizens",
+    "birthplace birth born",
+    "actor actors actress actresses acted starring starred star stars cast",
+    "director directors directed filmmaker filmmakers",
+    "writer writers wrote written author authors authored screenwriter screenwriters",
+    "language languages tongue",
+    "released release premiered publication published",
+    "religion religions faith religious",
+    "educated education school schools university universities college colleges study studied alma institution institutions",
+    "employer employers employed",
+    "headquartered headquarters based",
+    "founded founder founders established",
+    "gender sex",
+    "age aged old",
+    "height tall",
+    "population inhabitants",
+    "topic topics subject subjects tag tags theme themes keywords",
+    "located location situated",
+    "industry industries sector sectors",
+    "ticker symbol",
+))
+_SYNONYMS_OF = {word: group for group in SYNONYMS for word in group}
 # words asking for the topic's peers, things that share something with it ("which other films did the director of E make",
 # "films that share actors with E", "the actor E starred together with who"); a word with the prefix "co-" asks so too
 PEER_WORDS = frozenset({"other", "share", "shares", "shared", "same", "else", "also", "together"})
@@ -116,10 +149,11 @@ def answer_noun(masked_question: str) -> list[str]:
     "in what year": year); without a wh-word, its first content words ("the country of birth of the singer of E",
     "genre of E?"), after the topic's possessive where that comes first ("E's home country?"); a possessive's words are
     the owner's, not the answer's ("E's club's country?": country). None for another wh-word ("who", "when": no noun to
-    compare with) or where the topic comes first otherwise ("what did E direct")."""
+    compare with), where the topic comes first otherwise ("what did E direct"), and where a "do" follows the wh-word: what
+    comes next is who does it ("what do the children of E do for a living": not children)."""
     tokens = [w.lower() for w in WORD.findall(masked_question)]
     wh = _first_wh(tokens)
-    if wh is not None and tokens[wh] not in ("what", "which"):
+    if wh is not None and (tokens[wh] not in ("what", "which") or tokens[wh + 1 : wh + 2] in (["do"], ["does"], ["did"])):
         return []
     start = wh + 1 if wh is not None else 0
     if wh is None and tokens[:1] and tokens[0] != TOPIC and _unpossessed(tokens[0]) == TOPIC:  # "E's home country?"
@@ -253,16 +287,22 @@ def linked_phrases(masked_question: str, matches: Callable[[str], dict[str, froz
     return sum(links(i, t) for i, t in enumerate(tokens))
 
 
+def synonyms(a: str, b: str) -> bool:
+    """Whether two lower-cased words name one relation concept (`SYNONYMS`): "actors" and "starring", "kind" and "genre"."""
+    group = _SYNONYMS_OF.get(a)
+    return group is not None and b in group
+
+
 def relation_word_matches(word: str, relations_of: dict[str, list[str]]) -> dict[str, frozenset[str]]:
-    """Per relation, the words of its phrases that `word` (lower-cased) is a form of (`same_stem`, compounds counted) or,
-    both words for a category (`CATEGORY_WORDS`), a synonym of ("what kind of film is E": has_genre); only relations with
+    """Per relation, the words of its phrases that `word` (lower-cased) is a form of (`same_stem`, compounds counted) or a
+    synonym of (`synonyms`: "what kind of film is E", has_genre; "who acted in E", film.film.starring); only relations with
     some. `relations_of`: each word of the KG's relation phrases, the relations it is a word of (a KG of thousands of
     relations has far fewer distinct words)."""
     if not is_content(word):
         return {}
     found: dict[str, set[str]] = {}
     for phrase_word in relations_of:
-        if same_stem(word, phrase_word, compounds=True) or (word in CATEGORY_WORDS and phrase_word in CATEGORY_WORDS):
+        if same_stem(word, phrase_word, compounds=True) or synonyms(word, phrase_word):
             for relation in relations_of[phrase_word]:
                 found.setdefault(relation, set()).add(phrase_word)
     return {r: frozenset(words) for r, words in found.items()}
@@ -276,6 +316,15 @@ def _names_peers(word: str) -> bool:
 def asks_for_peers(masked_question: str) -> bool:
     """Whether the question asks for things sharing something with its topic (`PEER_WORDS`, "co-...", "...mates")."""
     return any(w in PEER_WORDS or _names_peers(w) for w in (t.lower() for t in WORD.findall(masked_question)))
+
+
+def shared_words(masked_question: str) -> list[str]:
+    """The question's content words (`words_of`) from its first word asking for peers on (`asks_for_peers`): those
+    naming what the peers share. "the cast of the other films of the director of E": other, films, director (the
+    films share the director; the cast is asked of them); "who co-starred with E": co-starred. None without one."""
+    words = words_of(masked_question)
+    first = next((i for i, w in enumerate(words) if w in PEER_WORDS or _names_peers(w)), len(words))
+    return words[first:]
 
 
 def asks_for_a_peer(masked_question: str) -> bool:
@@ -306,7 +355,8 @@ def relation_mentions(masked_question: str, matches: Callable[[str], dict[str, f
     `relation_word_matches`). Per relation, its words' most repeated one counts: "release year" is one mention of release_year,
     "directed the films written by the writer of E" two of written_by. A word goes to the relation matching the most words
     of the question; one restating the noun before its relative pronoun is no new mention ("the director that directed E"),
-    nor one right after a word of the same relation ("which screenwriter wrote E": the noun and its verb)."""
+    nor one right after a word of the same relation ("which screenwriter wrote E": the noun and its verb) or joined to one
+    by a conjunction ("who are E's mother and father": one step, parents)."""
     tokens = [w.lower() for w in WORD.findall(masked_question)]
     by_relation: dict[str, dict[int, frozenset[str]]] = {}
     for i, token in enumerate(tokens):
@@ -319,7 +369,8 @@ def relation_mentions(masked_question: str, matches: Callable[[str], dict[str, f
         taken |= set(own)
         repeats: dict[str, int] = {}
         for i, words in own.items():
-            if not (i >= 2 and tokens[i - 1] in RELATIVE_PRONOUNS and i - 2 in own) and i - 1 not in own:
+            restated = i >= 2 and (tokens[i - 1] in RELATIVE_PRONOUNS or tokens[i - 1] in CONJUNCTIONS) and i - 2 in own
+            if not restated and i - 1 not in own:
                 for w in words:  # a "co-" word names its relation there and back ("co-starred"), a "grand" one twice
                     repeats[w] = repeats.get(w, 0) + (2 if tokens[i].startswith(TWICE_PREFIXES) else 1)  # ("grandchildren")
         mentions += max(repeats.values(), default=0)
