@@ -57,7 +57,7 @@ SYNONYMS: tuple[frozenset[str], ...] = tuple(frozenset(group.split()) for group 
     "age aged old",
     "height tall",
     "population inhabitants",
-    "topic topics subject subjects tag tags theme themes keywords",
+    "topic topics subject subjects tag tags theme themes keywords describe describes described describing description",
     "located location situated",
     "industry industries sector sectors",
     "ticker symbol",
@@ -131,12 +131,19 @@ def _first_wh(tokens: list[str]) -> int | None:
 
 def focus_weights(masked_question: str, decay: float) -> dict[str, float]:
     """The question's content words weighted by nearness to its first wh-word (the wh-word itself where it is one:
-    "when"): decay ** n for the n-th nearest (query.synthetic.focus_decay), summed over a word's repeats; none without a wh-word."""
+    "when"), or to its end where a "do" follows a wh-word asking for a thing or a person (the verb's object: "what do
+    the children of E do for a living"): decay ** n for the n-th nearest (query.synthetic.focus_decay), summed over a
+    word's repeats; none without a wh-word."""
     tokens = [w.lower() for w in WORD.findall(masked_question)]
     wh = _first_wh(tokens)
     if wh is None:
         return {}
-    near = sorted((abs(i - wh), i) for i, w in enumerate(tokens) if is_content(w))
+    # "what do the children of E do for a living", "who did the director of E marry": the wh-word is the object of the
+    # verb after the subject, at the question's end; the words nearest that tell the answer's relation ("when" and
+    # "where" name the answer's kind themselves)
+    object_wh = tokens[wh] in ("what", "which", "who", "whom") and tokens[wh + 1 : wh + 2] in (["do"], ["does"], ["did"])
+    anchor = len(tokens) - 1 if object_wh else wh
+    near = sorted((abs(i - anchor), i) for i, w in enumerate(tokens) if is_content(w))
     weights: dict[str, float] = {}
     for rank, (_, i) in enumerate(near):
         weights[tokens[i]] = weights.get(tokens[i], 0.0) + decay**rank
