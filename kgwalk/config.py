@@ -342,6 +342,16 @@ class SyntheticConf:
     focus_slack: Weight = setting(1.0, "A path more than this many steps longer than the question asks for gains nothing from the "
                                        "focus (\"what was the release year of E\": E's director's other films' years end in that "
                                        "relation too).")
+    synonyms: list[str] = setting(doc="More groups of words that name one relation concept, each a space-separated string (\"drug "
+                                      "drugs medication medications\"): a question's word names the relations whose phrases have a "
+                                      "word of its group. Added to the built-in groups (SYNONYMS in kgwalk/query/words.py: kind and "
+                                      "genre, actors and starring, ...); a word listed here leaves its built-in group. At least two "
+                                      "words a group.", factory=list)
+
+    def __post_init__(self) -> None:
+        short = next((group for group in self.synonyms if len(group.split()) < 2), None)
+        if short is not None:
+            raise KgwalkError(f"config: 'query.synthetic.synonyms': each group needs two words or more, got {short!r}")
 
 
 @dataclass

@@ -18,7 +18,7 @@ from kgwalk.errors import KgwalkError
 from kgwalk.query.corpus_paths import corpus_paths, embed_cached, path_questions, path_readings, read_mirrored_relations
 from kgwalk.query.synthetic import SyntheticPrior, peer_pairs
 from kgwalk.storage import write_table
-from kgwalk.query.words import answer_noun, asks_for_a_peer, asks_for_peers, asks_when, compound_words, content_words, expected_hops, focus_weights, linked_phrases, named_topics, path_order, predicate_noun, relation_mentions, relation_word_matches, same_stem, shared_words, synonyms, topic_kind_words, words_of
+from kgwalk.query.words import SYNONYMS, answer_noun, asks_for_a_peer, asks_for_peers, asks_when, compound_words, content_words, expected_hops, focus_weights, is_content, linked_phrases, named_topics, path_order, predicate_noun, relation_mentions, relation_word_matches, same_stem, shared_words, synonym_index, synonyms, topic_kind_words, words_of
 from kgwalk.verbalize.template import TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
@@ -186,10 +186,38 @@ def test_a_synonym_names_the_relation_its_kg_words_otherwise():
     assert relation_word_matches("occupation", relations_of) == {"people.person.profession": frozenset({"profession"})}
     assert relation_word_matches("film", relations_of) == {} and relation_word_matches("kindly", relations_of) == {}
     assert synonyms("wife", "spouse") and synonyms("spouse", "wife") and not synonyms("wife", "children")
+    # each word in one group, lower-case and a content word: a word in two would name both concepts' relations
+    words = [w for group in SYNONYMS for w in group]
+    assert len(words) == len(set(words)) and all(w == w.lower() and is_content(w) for w in words)
     # words joined by a conjunction that name one relation are one mention: "mother and father" is one step, parents
     family = {"parents": ["people.person.parents"], "spouse": ["people.person.spouse_s"]}
     assert relation_mentions("who are E's mother and father?", lambda word: relation_word_matches(word, family)) == 1
     assert relation_mentions("who is the wife of E's father?", lambda word: relation_word_matches(word, family)) == 2
+
+
+def test_a_kg_s_own_synonyms_name_its_relations(tmp_path, monkeypatch):
+    """query.synthetic.synonyms: a domain's words for its relations ("which drugs treat E" of has_medication) are the
+    KG's to add; a word listed there leaves its built-in group, and a group of one word is a config error."""
+    assert synonym_index([["a", "b", "c"], ["C", "d"]]) == {"a": frozenset("ab"), "b": frozenset("ab"), "c": frozenset("cd"), "d": frozenset("cd")}
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+
+    class Flat:
+        def encode(self, texts):
+            return np.ones((len(texts), 4), np.float32)
+
+    paths = [(["has_medication"], [False]), (["has_symptom"], [False]), (["starring"], [False])]
+    sigs = [signature(*path) for path in paths]
+
+    def named(question: str, synonyms: list[str]) -> list[float]:
+        prior = SyntheticPrior(paths, TemplateVerbalizer({}), Flat(), "flat", _settings(named=0.2, synonyms=synonyms))
+        return prior.named_relations(sigs, question).tolist()
+
+    assert named("which drugs treat E", []) == [0.0, 0.0, 0.0]
+    assert named("which drugs treat E", ["drug drugs medication medications"]) == [1.0, 0.0, 0.0]
+    assert named("who are the actors of E", []) == [0.0, 0.0, 1.0]  # built in: actors, starring
+    assert named("who are the actors of E", ["actor actors performer"]) == [0.0, 0.0, 0.0]  # "actors" left its group
+    with pytest.raises(KgwalkError, match="each group needs two words or more, got 'drug'"):
+        load_config(overrides=['query.synthetic.synonyms=["drug"]'])
 
 
 def test_a_word_saying_what_kind_of_thing_the_topic_is_is_no_step(tmp_path, monkeypatch):

@@ -21,9 +21,9 @@ from kgwalk.query.hits import WalkHit
 from kgwalk.query.corpus_paths import (embed_cached, parse_signature, path_readings, phrase_words, read_corpus_paths, read_mirrored_relations,
                                        unit_vectors)
 from kgwalk.query.temporal import label_year
-from kgwalk.query.words import (TWICE_PREFIXES, answer_noun, asks_for_a_peer, asks_for_peers, asks_when, compound_words, content_words, expected_hops,
+from kgwalk.query.words import (SYNONYMS, TWICE_PREFIXES, answer_noun, asks_for_a_peer, asks_for_peers, asks_when, compound_words, content_words, expected_hops,
                                 focus_weights, linked_phrases, named_topics, path_order, relation_mentions, relation_word_matches, same_stem, shared_words,
-                                synonyms, topic_kind_words, words_of)
+                                synonym_index, synonyms, topic_kind_words, words_of)
 from kgwalk.verbalize.template import PREPOSITIONS, TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
@@ -80,6 +80,7 @@ class SyntheticPrior:
         self.relations_of: dict[str, list[str]] = {}  # per word of a relation phrase (both ways, every verbalizer), its relations
         self.relations_read: set[str] = set()  # the relations whose words relations_of holds
         self.word_relations: dict[str, dict[str, frozenset[str]]] = {}  # per question word, its relation_word_matches
+        self.synonyms_of = synonym_index([*SYNONYMS, *(group.split() for group in s.synonyms)])  # the KG's own groups last
         self._add_relations(self.questions)
         if (s.coverage or s.focus) and self.questions:
             vocabulary = list(dict.fromkeys(w for sig in self.questions for words in self._path_words(sig) for w in words))
@@ -155,7 +156,7 @@ class SyntheticPrior:
         if word not in known:
             if len(known) > MAX_WORDS:
                 self.word_relations = known = {}
-            known[word] = relation_word_matches(word, self.relations_of)
+            known[word] = relation_word_matches(word, self.relations_of, synonyms_of=self.synonyms_of)
         return known[word]
 
     def expected_hops(self, masked_question: str) -> float:
@@ -206,7 +207,7 @@ class SyntheticPrior:
         vectors, 1 for one stem (`same_stem`, with `compounds`) or synonyms (`synonyms`: "living", "profession")."""
         # einsum, not BLAS: see PathPrior.votes
         match = np.einsum("ij,kj->ik", self._word_vectors(vocabulary), self._word_vectors(asked))
-        stems = np.array([[same_stem(a, b, compounds=compounds) or synonyms(b, a) for b in asked] for a in vocabulary])
+        stems = np.array([[same_stem(a, b, compounds=compounds) or synonyms(b, a, self.synonyms_of) for b in asked] for a in vocabulary])
         return np.where(stems, 1.0, match)
 
     def coverages(self, sigs: list[str], masked_question: str) -> np.ndarray:

@@ -5,7 +5,7 @@ asks for, and which of the KG's relations its words name. Pure functions on stri
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 # English function words: what is left of a question without them (and its masked topic) names
 # the relations and the types it asks about. "has" among them: automatic phrases read a noun
@@ -62,7 +62,6 @@ SYNONYMS: tuple[frozenset[str], ...] = tuple(frozenset(group.split()) for group 
     "industry industries sector sectors",
     "ticker symbol",
 ))
-_SYNONYMS_OF = {word: group for group in SYNONYMS for word in group}
 # words asking for the topic's peers, things that share something with it ("which other films did the director of E make",
 # "films that share actors with E", "the actor E starred together with who"); a word with the prefix "co-" asks so too
 PEER_WORDS = frozenset({"other", "share", "shares", "shared", "same", "else", "also", "together"})
@@ -294,22 +293,38 @@ def linked_phrases(masked_question: str, matches: Callable[[str], dict[str, froz
     return sum(links(i, t) for i, t in enumerate(tokens))
 
 
-def synonyms(a: str, b: str) -> bool:
-    """Whether two lower-cased words name one relation concept (`SYNONYMS`): "actors" and "starring", "kind" and "genre"."""
-    group = _SYNONYMS_OF.get(a)
+def synonym_index(groups: Iterable[Iterable[str]]) -> dict[str, frozenset[str]]:
+    """Each word of `groups` (lower-cased) -> its group; a word in a later group leaves the earlier ones (a KG's own
+    groups, query.synthetic.synonyms, after `SYNONYMS`)."""
+    taken: list[set[str]] = []
+    for group in groups:
+        words = {w.lower() for w in group}
+        for earlier in taken:
+            earlier -= words
+        taken.append(words)
+    return {word: frozenset(group) for group in taken for word in group}
+
+
+SYNONYMS_OF = synonym_index(SYNONYMS)
+
+
+def synonyms(a: str, b: str, index: dict[str, frozenset[str]] = SYNONYMS_OF) -> bool:
+    """Whether two lower-cased words name one relation concept (`index`: `synonym_index`, the built-in `SYNONYMS`'s by
+    default): "actors" and "starring", "kind" and "genre"."""
+    group = index.get(a)
     return group is not None and b in group
 
 
-def relation_word_matches(word: str, relations_of: dict[str, list[str]]) -> dict[str, frozenset[str]]:
+def relation_word_matches(word: str, relations_of: dict[str, list[str]], *, synonyms_of: dict[str, frozenset[str]] = SYNONYMS_OF) -> dict[str, frozenset[str]]:
     """Per relation, the words of its phrases that `word` (lower-cased) is a form of (`same_stem`, compounds counted) or a
-    synonym of (`synonyms`: "what kind of film is E", has_genre; "who acted in E", film.film.starring); only relations with
-    some. `relations_of`: each word of the KG's relation phrases, the relations it is a word of (a KG of thousands of
-    relations has far fewer distinct words)."""
+    synonym of (`synonyms` by `synonyms_of`: "what kind of film is E", has_genre; "who acted in E", film.film.starring);
+    only relations with some. `relations_of`: each word of the KG's relation phrases, the relations it is a word of (a KG
+    of thousands of relations has far fewer distinct words)."""
     if not is_content(word):
         return {}
     found: dict[str, set[str]] = {}
     for phrase_word in relations_of:
-        if same_stem(word, phrase_word, compounds=True) or synonyms(word, phrase_word):
+        if same_stem(word, phrase_word, compounds=True) or synonyms(word, phrase_word, synonyms_of):
             for relation in relations_of[phrase_word]:
                 found.setdefault(relation, set()).add(phrase_word)
     return {r: frozenset(words) for r, words in found.items()}
