@@ -447,8 +447,9 @@ class SyntheticPrior:
         a path with such a pair anywhere gains query.synthetic.peer (at its end where the answer is the peer,
         `asks_for_a_peer`), a pair on a relation the question names from its peer word on (`shared_words`) where it names
         any there; where it does not, a path ending in one (its answer a peer: the other artists of E's record label for
-        "which record label was E signed by") loses query.synthetic.peer_unasked. A pair inside a path is how nested questions go on
-        ("the films directed by the director of E"), so it costs nothing. Both less the mean over the paths."""
+        "which record label was E signed by") loses query.synthetic.peer_unasked. A pair inside a path is how nested
+        questions go on ("the films directed by the director of E"), so it costs nothing. Both less the mean over the
+        paths."""
         s = self.settings
         if asks_for_peers(masked_question):
             weight, pairs = s.peer, [peer_pairs(sig) for sig in sigs]

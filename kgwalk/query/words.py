@@ -28,12 +28,14 @@ COPULAS = frozenset({"is", "are", "was", "were"})  # "which people from E are ju
 ARTICLES = frozenset({"a", "an", "the"})
 RELATIVE_PRONOUNS = frozenset({"that", "who", "which", "whom"})
 CONJUNCTIONS = frozenset({"and", "or"})
+DO_FORMS = frozenset({"do", "does", "did"})  # after a wh-word, a subject follows: "what do the children of E do"
 GENERIC_NOUNS = frozenset({"name", "names", "title", "titles", "kind", "type", "sort"})  # "what is the name of the country": the country is asked
 # Words that name one relation concept in questions and in KGs' relation names, where spelling ties none to another: "what
 # kind of film is E" asks for what a KG calls genre; "who acted in E" for what it calls starring or cast member. Written from
-# the English aliases of the most used Wikidata properties (occupation, spouse, child, cast member, ...; Wikidata is CC0) and
-# the names DBpedia and Freebase give them, not from any question set. Exact forms, plurals listed: a stem would tie "cast"
-# to "castle". A word in no group matches by spelling only (`same_stem`)
+# the English aliases of the most used Wikidata properties (occupation, spouse, child, cast member, main subject: "describes";
+# Wikidata is CC0) and the names DBpedia and Freebase give them; "living" and the describing words after misses on the dev
+# sets ("what do the children of E do for a living", "which words describe E"). Exact forms, plurals listed: a stem would tie
+# "cast" to "castle". A word in no group matches by spelling only (`same_stem`)
 SYNONYMS: tuple[frozenset[str], ...] = tuple(frozenset(group.split()) for group in (
     "kind kinds sort sorts type types genre genres category categories",
     "profession professions occupation occupations job jobs career careers living",  # "what does E do for a living"
@@ -128,6 +130,11 @@ def _first_wh(tokens: list[str]) -> int | None:
     return next((i for i, w in enumerate(tokens) if w in WH_WORDS), None)
 
 
+def _do_follows(tokens: list[str], wh: int) -> bool:
+    """Whether a form of "do" follows the wh-word at `wh` (lower-cased tokens)."""
+    return wh + 1 < len(tokens) and tokens[wh + 1] in DO_FORMS
+
+
 def focus_weights(masked_question: str, decay: float) -> dict[str, float]:
     """The question's content words weighted by nearness to its first wh-word (the wh-word itself where it is one:
     "when"), or to its end where a "do" follows a wh-word asking for a thing or a person (the verb's object: "what do
@@ -140,7 +147,7 @@ def focus_weights(masked_question: str, decay: float) -> dict[str, float]:
     # "what do the children of E do for a living", "who did the director of E marry": the wh-word is the object of the
     # verb after the subject, at the question's end; the words nearest that tell the answer's relation ("when" and
     # "where" name the answer's kind themselves)
-    object_wh = tokens[wh] in ("what", "which", "who", "whom") and tokens[wh + 1 : wh + 2] in (["do"], ["does"], ["did"])
+    object_wh = tokens[wh] in ("what", "which", "who", "whom") and _do_follows(tokens, wh)
     anchor = len(tokens) - 1 if object_wh else wh
     near = sorted((abs(i - anchor), i) for i, w in enumerate(tokens) if is_content(w))
     weights: dict[str, float] = {}
@@ -159,7 +166,7 @@ def answer_noun(masked_question: str) -> list[str]:
     comes next is who does it ("what do the children of E do for a living": not children)."""
     tokens = [w.lower() for w in WORD.findall(masked_question)]
     wh = _first_wh(tokens)
-    if wh is not None and (tokens[wh] not in ("what", "which") or tokens[wh + 1 : wh + 2] in (["do"], ["does"], ["did"])):
+    if wh is not None and (tokens[wh] not in ("what", "which") or _do_follows(tokens, wh)):
         return []
     start = wh + 1 if wh is not None else 0
     if wh is None and tokens[:1] and tokens[0] != TOPIC and _unpossessed(tokens[0]) == TOPIC:  # "E's home country?"
