@@ -315,10 +315,10 @@ def synonym_index(groups: Iterable[Iterable[str]]) -> dict[str, frozenset[str]]:
 SYNONYMS_OF = synonym_index(SYNONYMS)
 
 
-def synonyms(a: str, b: str, index: dict[str, frozenset[str]] = SYNONYMS_OF) -> bool:
-    """Whether two lower-cased words name one relation concept (`index`: `synonym_index`, the built-in `SYNONYMS`'s by
-    default): "actors" and "starring", "kind" and "genre"."""
-    group = index.get(a)
+def synonyms(a: str, b: str, synonyms_of: dict[str, frozenset[str]] = SYNONYMS_OF) -> bool:
+    """Whether two lower-cased words name one relation concept (`synonyms_of`: `synonym_index`, the built-in
+    `SYNONYMS`'s by default): "actors" and "starring", "kind" and "genre"."""
+    group = synonyms_of.get(a)
     return group is not None and b in group
 
 
@@ -342,9 +342,14 @@ def _names_peers(word: str) -> bool:
     return word.startswith("co-") or (word.endswith(("mate", "mates")) and not word.endswith(("imate", "imates")))
 
 
+def _asks_for_peers(word: str) -> bool:
+    """Whether a lower-cased word asks for peers: one of `PEER_WORDS`, or a "co-..." or "...mates" word."""
+    return word in PEER_WORDS or _names_peers(word)
+
+
 def asks_for_peers(masked_question: str) -> bool:
     """Whether the question asks for things sharing something with its topic (`PEER_WORDS`, "co-...", "...mates")."""
-    return any(w in PEER_WORDS or _names_peers(w) for w in (t.lower() for t in WORD.findall(masked_question)))
+    return any(_asks_for_peers(t.lower()) for t in WORD.findall(masked_question))
 
 
 def shared_words(masked_question: str) -> list[str]:
@@ -352,7 +357,7 @@ def shared_words(masked_question: str) -> list[str]:
     naming what the peers share. "the cast of the other films of the director of E": other, films, director (the
     films share the director; the cast is asked of them); "who co-starred with E": co-starred. None without one."""
     words = words_of(masked_question)
-    first = next((i for i, w in enumerate(words) if w in PEER_WORDS or _names_peers(w)), len(words))
+    first = next((i for i, w in enumerate(words) if _asks_for_peers(w)), len(words))
     return words[first:]
 
 
