@@ -77,20 +77,26 @@ def main() -> None:
     parser.add_argument("--hub-degree", type=int, default=50,
                         help="pass over questions whose path goes through a node of more edges (walks.hub_degree's default; 0: keep all)")
     parser.add_argument("--metaqa", default=str(DATA), help="MetaQA's folder (its kb.txt is read)")
+    parser.add_argument("--wordings", choices=("dev", "fresh"), default="dev",
+                        help="fresh: the same paths and topics in other words (*_FRESH; no synth sets, no two-topic questions), "
+                             "for checking once that a figure is the KG's, not the dev templates'")
     args = parser.parse_args()
     hubs = args.hub_degree or None
-    table = synth_kg(parse_size(args.synth_edges), args.seed)
-    synth = list(zip(*(table.column(c).to_pylist() for c in ("head", "relation", "tail"))))
-    sets = synth_sets(synth, args.seed, args.per_path, args.per_conjunction, hubs)
-    sets += metaqa_sets(list(read_triples(Path(args.metaqa) / "kb.txt")), args.seed, args.per_path, args.per_conjunction, hubs)
-    sets += people_sets(args.seed, args.per_path, args.per_conjunction, hubs)
-    sets += football_sets(args.seed, args.per_path, args.per_conjunction, hubs)
+    sets = []
+    if args.wordings == "dev":
+        table = synth_kg(parse_size(args.synth_edges), args.seed)
+        synth = list(zip(*(table.column(c).to_pylist() for c in ("head", "relation", "tail"))))
+        sets += synth_sets(synth, args.seed, args.per_path, args.per_conjunction, hubs)
+    sets += metaqa_sets(list(read_triples(Path(args.metaqa) / "kb.txt")), args.seed, args.per_path, args.per_conjunction, hubs,
+                        wordings=args.wordings)
+    sets += people_sets(args.seed, args.per_path, args.per_conjunction, hubs, wordings=args.wordings)
+    sets += football_sets(args.seed, args.per_path, args.per_conjunction, hubs, wordings=args.wordings)
     out = Path(args.out)
     for s in sets:
         counts = s.stats()["questions"]
         print(f"{s.write(out)}: {json.dumps(counts['dev by group'])} dev, {json.dumps(counts['held by group'])} held")
     report = ["# Development sets", "", f"`python bench/dev_sets.py --out {args.out} --seed {args.seed} --synth-edges {args.synth_edges} "
-              f"--per-path {args.per_path} --per-conjunction {args.per_conjunction} --hub-degree {args.hub_degree}`", "", *summary(sets), "", *styles(sets)]
+              f"--per-path {args.per_path} --per-conjunction {args.per_conjunction} --hub-degree {args.hub_degree} --wordings {args.wordings}`", "", *summary(sets), "", *styles(sets)]
     (out / "sets.md").write_text("\n".join(report) + "\n")
     print("\n".join(report))
 

@@ -133,6 +133,7 @@ def main() -> None:
     p.add_argument("--warehouse", required=True, help="the sets' finished builds (bench/zero_shot_dev.py), only read")
     p.add_argument("--metaqa-warehouse", help="a finished build of MetaQA's whole KB named metaqa, only read")
     p.add_argument("--metaqa-per-hop", type=int, default=500)
+    p.add_argument("--sets", default=",".join(DEV_SETS), help="comma-separated development sets (default: all)")
     p.add_argument("--scratch", required=True, type=Path, help="where the captures are kept")
     p.add_argument("--recapture", action="store_true")
     p.add_argument("--variant", action="append", default=[], metavar="NAME:KEY=V[,KEY=V]", help="query.synthetic settings, a row each")
@@ -142,7 +143,8 @@ def main() -> None:
     p.add_argument("--report", help="a bench/results/ name for the table (else printed only)")
     args = p.parse_args()
     data = Path(args.data)
-    sets = {name: (Path(args.warehouse), name, [(f.split(".")[0].removeprefix("dev-"), data / name / f, None) for f in STEP_FILES]) for name in DEV_SETS}
+    sets = {name: (Path(args.warehouse), name, [(f.split(".")[0].removeprefix("dev-"), data / name / f, None) for f in STEP_FILES])
+            for name in args.sets.split(",")}
     if args.metaqa_warehouse:
         mq = Path(args.metaqa_warehouse)
         sets[MQ_OWN] = (mq, "metaqa", [(f.split(".")[0].removeprefix("dev-"), data / "metaqa-dotted" / f, None) for f in STEP_FILES])

@@ -2,9 +2,14 @@
 relation path reaches, a conjunction's what both reach, and the files read back as questions."""
 
 import numpy as np
+import pytest
 
-from kgwalk.eval.dev_templates import IDS, OPAQUE, metaqa_sets
-from kgwalk.eval.devsets import ANY, Conjunction, DevSet, Kb, Kind, PathQuestions, conjunction_questions, generate, path, path_questions, step
+from kgwalk.errors import KgwalkError
+from kgwalk.eval.dev_templates import IDS, METAQA_FRESH, OPAQUE, metaqa_sets
+from kgwalk.eval.devsets import (ANY, Conjunction, DevSet, Kb, Kind, PathQuestions, conjunction_questions, generate, path, path_questions, step,
+                                 worded)
+from kgwalk.eval.football import FOOTBALL_FRESH
+from kgwalk.eval.people import PEOPLE_FRESH, people_sets
 from kgwalk.eval.questions import read_question_lines
 from kgwalk.kg.relations import relation_words, wikidata_property_labels
 
@@ -110,3 +115,25 @@ def test_metaqa_s_id_twins_rename_every_relation_one_to_wikidata_s_words_the_oth
     assert all(relation_words(r) == [r.lower()] for r in IDS.values())  # nothing reads them
     listed = [r for r in OPAQUE.values() if r in wikidata_property_labels()]
     assert len(listed) >= 8 and all(relation_words(r) != [r.lower()] for r in listed)  # Wikidata's labels read them
+
+
+def test_fresh_wordings_ask_the_same_paths_of_the_same_topics_in_other_words():
+    """A fresh wording checks the dev templates' figures: the same path, topics and answers, in words the dev
+    templates never used, and no two-topic questions (none are reworded)."""
+    fresh_director = {"same director": (("plain", "which other films were made by whoever made {e}?"),)}
+    dev, _ = worded([SAME_DIRECTOR, DIRECTOR_COUNTRY], [DIRECTED_AND_STARRED], fresh_director, "dev")
+    assert dev == [SAME_DIRECTOR, DIRECTOR_COUNTRY]
+    paths, conjunctions = worded([SAME_DIRECTOR, DIRECTOR_COUNTRY], [DIRECTED_AND_STARRED], fresh_director, "fresh")
+    assert conjunctions == [] and [p.name for p in paths] == ["same director"] and paths[0].path == SAME_DIRECTOR.path
+    with pytest.raises(KgwalkError, match="fresh wordings for no path: same writer"):
+        worded([SAME_DIRECTOR], [], {"same writer": (("plain", "{e}?"),)}, "fresh")
+
+    people, _ = people_sets(0, per_path=5, per_conjunction=5, hub_degree=50)
+    fresh, _ = people_sets(0, per_path=5, per_conjunction=5, hub_degree=50, wordings="fresh")
+    asked = {(q.source, q.topics): q.answers for q in people.questions}
+    assert fresh.questions and {q.group for q in fresh.questions} == {"1-hop", "2-hop", "3-hop"}
+    assert all(asked[q.source, q.topics] == q.answers for q in fresh.questions)  # same topics, same answers
+    dev_templates = {q.template for q in people.questions}
+    assert not dev_templates & {q.template for q in fresh.questions}
+    for family in (PEOPLE_FRESH, FOOTBALL_FRESH, METAQA_FRESH):
+        assert all(text.count("{e}") == 1 for templates in family.values() for _, text in templates)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kgwalk.eval.devsets import ANY, Conjunction, DevSet, Kb, Kind, PathQuestions, generate, path, step
+from kgwalk.eval.devsets import ANY, Conjunction, DevSet, Kb, Kind, PathQuestions, Wordings, generate, path, step, worded
 from kgwalk.eval.real_places import real_place_names
 
 P = PathQuestions
@@ -218,6 +218,41 @@ METAQA_PATHS = (
       (("plain", "what other films were made by the directors {e} worked with?"),)),
 )
 
+# Fresh wordings (`wordings="fresh"`): see people.PEOPLE_FRESH.
+METAQA_FRESH = {
+    "director": (("plain", "who directed {e}?"), ("verbose", "who was behind the camera on {e}?")),
+    "directed": (("plain", "what movies has {e} directed?"), ("verbose", "which films did {e} helm?")),
+    "writer": (("plain", "who wrote {e}?"), ("verbose", "who is credited with the script of {e}?")),
+    "wrote": (("plain", "what movies did {e} write?"), ("verbose", "which films are based on scripts by {e}?")),
+    "cast": (("plain", "who acted in {e}?"), ("terse", "{e} actors")),
+    "acted": (("plain", "what movies has {e} been in?"), ("verbose", "which films feature {e}?")),
+    "year": (("plain", "when was {e} released?"), ("terse", "{e} year?")),
+    "language": (("plain", "what language is {e} in?"), ("verbose", "what language do they speak in {e}?")),
+    "genre": (("plain", "what genre is {e}?"), ("verbose", "what type of film is {e}?")),
+    "tags": (("plain", "what is {e} about?"), ("verbose", "what topics does {e} deal with?")),
+    "tagged": (("plain", "which movies are about {e}?"), ("verbose", "find films on the topic of {e}")),
+    "rating": (("plain", "what is the IMDb rating of {e}?"), ("verbose", "how well is {e} rated?")),
+    "votes": (("plain", "how popular is {e} on IMDb?"),),
+    "same director": (("plain", "what other movies were directed by the person who directed {e}?"),
+                      ("possessive", "{e}'s director made which other films?")),
+    "same cast": (("plain", "which movies have actors in common with {e}?"),),
+    "same writer": (("possessive", "which other films were written by {e}'s screenwriter?"),),
+    "years of director": (("plain", "when were the movies directed by {e} released?"),),
+    "genres of actor": (("plain", "what types of films has {e} acted in?"),),
+    "directors of writer": (("plain", "who directed the movies that {e} wrote?"),),
+    "actors of director": (("plain", "who acted in the movies {e} directed?"),),
+    "languages of actor": (("plain", "in what languages are the movies starring {e}?"),),
+    "directors of actor": (("plain", "who directed the films {e} starred in?"),),
+    "years of writer": (("plain", "when were the films written by {e} released?"),),
+    "cast of director's films": (("plain", "who starred in movies by the director of {e}?"),),
+    "directors of cast's films": (("plain", "who directed films featuring the actors of {e}?"),),
+    "years of writer's films": (("possessive", "in what years were the films by {e}'s screenwriter released?"),),
+    "genres of director's films": (("plain", "what genres of film did the director of {e} make?"),),
+    "films of director's actors": (("plain", "which films feature actors from the movies {e} directed?"),),
+    "languages of cast's films": (("plain", "what languages are the films starring the cast of {e} in?"),),
+    "films of actor's directors": (("possessive", "which films were made by the directors of {e}'s movies?"),),
+}
+
 METAQA_CONJUNCTIONS = (
     Conjunction("directed and starred", path(ANY, "<directed_by"), path(ANY, "<starred_actors"),
                 (("plain", "which films did {a} direct that {b} starred in?"), ("passive", "which movies directed by {a} feature {b}?"))),
@@ -259,9 +294,11 @@ def synth_sets(triples: list[tuple[str, str, str]], seed: int, per_path: int, pe
                    notes=["synth's graph and questions; its countries and cities named after real ones (GeoNames)"])]
 
 
-def metaqa_sets(triples: list[tuple[str, str, str]], seed: int, per_path: int, per_conjunction: int, hub_degree: int | None) -> list[DevSet]:
+def metaqa_sets(triples: list[tuple[str, str, str]], seed: int, per_path: int, per_conjunction: int, hub_degree: int | None, *,
+                wordings: Wordings = "dev") -> list[DevSet]:
     """metaqa-dotted, metaqa-opaque, metaqa-upper and metaqa-ids, from the triples of MetaQA's kb.txt."""
-    questions = generate(Kb(triples), METAQA_PATHS, METAQA_CONJUNCTIONS, seed, per_path, per_conjunction, hub_degree)
+    questions = generate(Kb(triples), *worded(METAQA_PATHS, METAQA_CONJUNCTIONS, METAQA_FRESH, wordings), seed, per_path, per_conjunction,
+                         hub_degree)
     return [DevSet("metaqa-dotted", triples, questions, seed, _renamed(DOTTED), notes=["MetaQA's KB, Freebase-style relation names"]),
             DevSet("metaqa-opaque", triples, questions, seed, _renamed(OPAQUE), notes=["MetaQA's KB, Wikidata's property ids"]),
             DevSet("metaqa-upper", triples, questions, seed, str.upper,

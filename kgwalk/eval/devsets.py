@@ -23,8 +23,9 @@ import json
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path as FilePath
+from typing import Literal
 
 import numpy as np
 
@@ -241,6 +242,24 @@ def conjunction_questions(kb: Kb, spec: Conjunction, count: int, rng: np.random.
         if len(out) == count:
             break
     return out
+
+
+# Which templates a set's questions are written from: those the ranking was developed on, or fresh ones
+# (per family, *_FRESH) that ask the same paths of the same topics in other words, for checking once.
+Wordings = Literal["dev", "fresh"]
+
+
+def worded(paths: Iterable[PathQuestions], conjunctions: Iterable[Conjunction], fresh: dict[str, tuple[tuple[str, str], ...]],
+           wordings: Wordings) -> tuple[list[PathQuestions], list[Conjunction]]:
+    """The paths and conjunctions to generate: as they are ("dev"), or the paths `fresh` rewords, each with those
+    templates and no conjunctions ("fresh"). A path keeps its name, so its questions take the same topics."""
+    paths = list(paths)
+    if wordings == "dev":
+        return paths, list(conjunctions)
+    unknown = set(fresh) - {p.name for p in paths}
+    if unknown:
+        raise KgwalkError(f"fresh wordings for no path: {', '.join(sorted(unknown))}")
+    return [replace(p, templates=fresh[p.name]) for p in paths if p.name in fresh], []
 
 
 def is_dev(topic: str, seed: int, dev_share: float = DEV_SHARE) -> bool:
