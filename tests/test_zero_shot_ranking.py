@@ -153,6 +153,18 @@ def test_a_nested_question_asks_for_as_many_steps_as_the_phrases_it_links(tmp_pa
     assert linked_phrases("who's the director of E") == 1 and linked_phrases("who's E's director") == 1
     assert linked_phrases("the movie E starred who") == 0 and linked_phrases("E directed which movies") == 0
     assert linked_phrases("the films that share directors with E were in which genres") == 1
+    # a preposition between a content word and a phrase links as "of" does, and a relative clause's pronoun may be left out
+    assert linked_phrases("who starred in movies by the director of E?") == 3
+    assert linked_phrases("who manages the national sides of the players at E?") == 2
+    assert linked_phrases("who acted in the movies E directed?") == 2
+    assert linked_phrases("which films were made by the directors of E's movies?") == 3
+    # not links: a relative clause's first preposition (its pronoun made the link), a stranded preposition, the object of
+    # a relative clause's verb
+    assert linked_phrases("name the actors and actresses who appear in E") == 1
+    assert linked_phrases("what are the films that are directed by the same director of E") == 2
+    assert linked_phrases("which club does E play for?") == 0
+    assert linked_phrases("where is the company that produced E headquartered?") == 1
+    assert linked_phrases("the screenwriter E co-wrote movies with who") == 0  # E's kind, then E: the question's subject
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
 
     class Flat:
@@ -186,6 +198,10 @@ def test_a_synonym_names_the_relation_its_kg_words_otherwise():
     assert relation_word_matches("occupation", relations_of) == {"people.person.profession": frozenset({"profession"})}
     assert relation_word_matches("film", relations_of) == {} and relation_word_matches("kindly", relations_of) == {}
     assert synonyms("wife", "spouse") and synonyms("spouse", "wife") and not synonyms("wife", "children")
+    # a word naming its relation twice by a prefix ("grand") names it by what follows: "grandkids", the children's children
+    assert synonyms("grandkids", "children") and synonyms("grandsons", "children") and not synonyms("grandkids", "parents")
+    assert relation_word_matches("grandkids", {"children": ["children"]}) == {"children": frozenset({"children"})}
+    assert synonyms("manager", "coach") and synonyms("manages", "coached")
     # each word in one group, lower-case and a content word: a word in two would name both concepts' relations
     words = [w for group in SYNONYMS for w in group]
     assert len(words) == len(set(words)) and all(w == w.lower() and is_content(w) for w in words)
@@ -567,6 +583,8 @@ def test_the_order_a_path_takes_the_named_relations_in():
     assert path_order("where were the parents of E's spouse born?") == ["spouse", "parents", "where", "born"]
     assert path_order("E's spouse's parents' birthplace") == ["spouse", "parents", "birthplace"]
     assert path_order("who directed the films that E acted in") == ["acted", "films", "directed"]  # E the relative clause's subject
+    assert path_order("who acted in the movies E directed?") == ["directed", "movies", "acted"]  # the same without "that"
+    assert path_order("where is the company that produced E headquartered?") == ["produced", "company", "where", "headquartered"]
     assert path_order("what position does E play") == ["position", "play"]  # after an auxiliary: one verb with its noun
     assert path_order("which films did E and E make together") == []  # two topics: no one order
 

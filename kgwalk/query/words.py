@@ -27,6 +27,9 @@ AUXILIARIES = frozenset({"is", "are", "was", "were", "do", "does", "did", "has",
 COPULAS = frozenset({"is", "are", "was", "were"})  # "which people from E are judges": what follows the last one names the answer
 ARTICLES = frozenset({"a", "an", "the"})
 RELATIVE_PRONOUNS = frozenset({"that", "who", "which", "whom"})
+# Prepositions that link a phrase to the next as "of" does, between a content word and one after: "movies by the director",
+# "the players at E"
+CHAIN_PREPOSITIONS = frozenset({"by", "from", "at", "in", "with", "for", "on"})
 CONJUNCTIONS = frozenset({"and", "or"})
 DO_FORMS = frozenset({"do", "does", "did"})  # after a wh-word, a subject follows: "what do the children of E do"
 GENERIC_NOUNS = frozenset({"name", "names", "title", "titles", "kind", "type", "sort"})  # "what is the name of the country": the country is asked
@@ -34,8 +37,9 @@ GENERIC_NOUNS = frozenset({"name", "names", "title", "titles", "kind", "type", "
 # kind of film is E" asks for what a KG calls genre; "who acted in E" for what it calls starring or cast member. Written from
 # the English aliases of the most used Wikidata properties (occupation, spouse, child, cast member, main subject: "describes";
 # Wikidata is CC0) and the names DBpedia and Freebase give them; "living" and the describing words after misses on the dev
-# sets ("what do the children of E do for a living", "which words describe E"). Exact forms, plurals listed: a stem would tie
-# "cast" to "castle". A word in no group matches by spelling only (`same_stem`)
+# sets ("what do the children of E do for a living", "which words describe E"), "about" (main subject's alias) and the
+# coach group (head coach's aliases) after misses on the fresh wordings ("which movies are about E", "who manages E").
+# Exact forms, plurals listed: a stem would tie "cast" to "castle". A word in no group matches by spelling only (`same_stem`)
 SYNONYMS: tuple[frozenset[str], ...] = tuple(frozenset(group.split()) for group in (
     "kind kinds sort sorts type types genre genres category categories",
     "profession professions occupation occupations job jobs career careers living",  # "what does E do for a living"
@@ -47,7 +51,7 @@ SYNONYMS: tuple[frozenset[str], ...] = tuple(frozenset(group.split()) for group 
     "birthplace birthplaces birth born",
     "actor actors actress actresses acted starring starred star stars cast",
     "director directors directed filmmaker filmmakers",
-    "writer writers wrote written author authors authored screenwriter screenwriters",
+    "writer writers wrote written author authors authored screenwriter screenwriters scriptwriter scriptwriters",
     "language languages tongue",
     "released release releases premiere premieres premiered publication published",
     "religion religions faith faiths religious",
@@ -55,11 +59,12 @@ SYNONYMS: tuple[frozenset[str], ...] = tuple(frozenset(group.split()) for group 
     "employer employers employed employs employee employees",
     "headquartered headquarter headquarters based",
     "founded founder founders established",
+    "coach coaches coached manager managers manages managed trainer trainers",
     "gender sex",
     "age aged old",
     "height tall",
     "population inhabitants",
-    "topic topics subject subjects tag tags theme themes keywords describe describes described describing description",
+    "topic topics subject subjects tag tags theme themes keywords describe describes described describing description about",
     "located location locations situated",
     "industry industries sector sectors",
     "ticker tickers symbol symbols",
@@ -216,8 +221,17 @@ def path_order(masked_question: str) -> list[str]:
         owned.append(_unpossessed(tokens[end]))
     before = [_unpossessed(t) for t in reversed(tokens[: at[0]])]
     after = [_unpossessed(t) for t in tokens[end + 1 :]]
-    subject = at[0] > 0 and tokens[at[0] - 1] in RELATIVE_PRONOUNS
+    subject = at[0] > 0 and tokens[at[0] - 1] in RELATIVE_PRONOUNS or _in_a_reduced_relative(tokens, at[0])
     return [w for w in owned + (after + before if subject else before + after) if is_content(w)]
+
+
+def _in_a_reduced_relative(tokens: list[str], i: int) -> bool:
+    """Whether lower-cased `tokens[i]` is the subject of a relative clause without its pronoun, between the phrase the
+    clause tells of and its verb: "the movies E directed", "the person E married"; not the object of a relative clause's
+    verb ("the company that produced E headquartered"), nor the subject a question starts with, after its kind ("the
+    screenwriter E co-wrote movies with who")."""
+    return (0 < i < len(tokens) - 1 and tokens[i - 1] != TOPIC and is_content(tokens[i - 1]) and is_content(tokens[i + 1])
+            and (i < 2 or tokens[i - 2] not in RELATIVE_PRONOUNS) and any(t not in ARTICLES for t in tokens[: i - 1]))
 
 
 def asks_when(masked_question: str) -> bool:
@@ -288,16 +302,31 @@ def linked_phrases(masked_question: str, matches: Callable[[str], dict[str, froz
             return False
         return _one_relation(tokens[i - 1], tokens[i + 1], matches)
 
+    def after_a_phrase(i: int) -> bool:
+        return i > 0 and tokens[i - 1] != TOPIC and is_content(tokens[i - 1])
+
     def links(i: int, t: str) -> bool:
         after = tokens[i + 1 :]
+        phrase_after = any(is_content(a) or a in (PLACEHOLDER, TOPIC) for a in after)
         if t == "of":  # not after a generic noun: "the name of the director of E" links once
             generic = i > 0 and tokens[i - 1] in GENERIC_NOUNS
-            return any(is_content(a) or a in (PLACEHOLDER, TOPIC) for a in after) and not within_a_name(i) and not generic
+            return phrase_after and not within_a_name(i) and not generic
+        if t in CHAIN_PREPOSITIONS:  # "movies by the director of E", "the players at E", "starred in movies by"
+            return after_a_phrase(i) and phrase_after and not within_a_name(i)
+        if t == TOPIC:
+            return _in_a_reduced_relative(tokens, i)
         if t.endswith("'s"):
             return is_content(t[:-2]) or t[:-2] == TOPIC
-        return t in RELATIVE_PRONOUNS and i > 0 and is_content(tokens[i - 1]) and len(after) >= 2
+        return t in RELATIVE_PRONOUNS and after_a_phrase(i) and len(after) >= 2
 
-    return sum(links(i, t) for i, t in enumerate(tokens))
+    count, in_relative = 0, False
+    for i, t in enumerate(tokens):
+        if links(i, t):
+            # a relative clause's first preposition is its verb's, the link its pronoun made: "the actors who appear in E",
+            # "the films that are directed by the director of E"
+            count += not (in_relative and t in CHAIN_PREPOSITIONS)
+            in_relative = t in RELATIVE_PRONOUNS
+    return count
 
 
 def synonym_index(groups: Iterable[Iterable[str]]) -> dict[str, frozenset[str]]:
@@ -317,8 +346,10 @@ SYNONYMS_OF = synonym_index(SYNONYMS)
 
 def synonyms(a: str, b: str, synonyms_of: dict[str, frozenset[str]] = SYNONYMS_OF) -> bool:
     """Whether two lower-cased words name one relation concept (`synonyms_of`: `synonym_index`, the built-in
-    `SYNONYMS`'s by default): "actors" and "starring", "kind" and "genre"."""
-    group = synonyms_of.get(a)
+    `SYNONYMS`'s by default): "actors" and "starring", "kind" and "genre"; a kin word with "grand" by what follows it
+    ("grandkids" and "children", as "kids"). Not a "co-" verb by its verb: "the screenwriter E co-wrote movies with who"
+    names the writers by E's kind already, and "co-wrote" for two more steps made three."""
+    group = synonyms_of.get(a) or synonyms_of.get(a.removeprefix(GRAND))
     return group is not None and b in group
 
 
@@ -381,7 +412,8 @@ def asks_for_a_peer(masked_question: str) -> bool:
 
 # prefixes of a word naming its relation for two steps: "co-starred" there and back (E's films, their other actors),
 # "grandchildren" the children's children
-TWICE_PREFIXES = ("co-", "grand")
+GRAND = "grand"
+TWICE_PREFIXES = ("co-", GRAND)
 
 
 def relation_mentions(masked_question: str, matches: Callable[[str], dict[str, frozenset[str]]]) -> int:
