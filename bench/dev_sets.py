@@ -19,6 +19,10 @@ is read (its question files are not); the synthetic KG is `kgwalk synth --edges 
 Questions whose relation path passes through a node of more than --hub-degree edges are left out:
 walks never pass through such hubs (walks.hub_degree), so their answers would be on no walk of the
 topic's and they would measure the walks, not the ranking.
+
+`--wordings fresh` (or `fresh2`) writes the MetaQA, people and football sets again with the same paths and topics in
+words the dev templates never used (kgwalk/eval/*_REWORDINGS), to another folder: the same KB files, so
+bench/zero_shot_dev.py evaluates them on the corpora already built, and each question's topic is asked in both.
 """
 
 from __future__ import annotations
@@ -26,11 +30,12 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import get_args
 
 from common import DATA
 
 from kgwalk.eval.dev_templates import metaqa_sets, synth_sets
-from kgwalk.eval.devsets import DevSet, read_triples
+from kgwalk.eval.devsets import DevSet, Wordings, read_triples
 from kgwalk.eval.football import football_sets
 from kgwalk.eval.people import people_sets
 from kgwalk.kg.synth import parse_size, synth_kg
@@ -77,9 +82,9 @@ def main() -> None:
     parser.add_argument("--hub-degree", type=int, default=50,
                         help="pass over questions whose path goes through a node of more edges (walks.hub_degree's default; 0: keep all)")
     parser.add_argument("--metaqa", default=str(DATA), help="MetaQA's folder (its kb.txt is read)")
-    parser.add_argument("--wordings", choices=("dev", "fresh"), default="dev",
-                        help="fresh: the same paths and topics in other words (*_FRESH; no synth sets, no two-topic questions), "
-                             "for checking once that a figure is the KG's, not the dev templates'")
+    parser.add_argument("--wordings", choices=get_args(Wordings), default="dev",
+                        help="fresh, fresh2: the same paths and topics in other words (*_REWORDINGS; no synth sets, no two-topic "
+                             "questions), for checking that a figure is the KG's, not the dev templates'")
     args = parser.parse_args()
     hubs = args.hub_degree or None
     sets = []

@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 
 from kgwalk.errors import KgwalkError
-from kgwalk.eval.dev_templates import IDS, METAQA_FRESH, OPAQUE, metaqa_sets
+from kgwalk.eval.dev_templates import IDS, METAQA_REWORDINGS, OPAQUE, metaqa_sets
 from kgwalk.eval.devsets import (ANY, Conjunction, DevSet, Kb, Kind, PathQuestions, conjunction_questions, generate, path, path_questions, step,
                                  worded)
-from kgwalk.eval.football import FOOTBALL_FRESH
-from kgwalk.eval.people import PEOPLE_FRESH, people_sets
+from kgwalk.eval.football import FOOTBALL_REWORDINGS
+from kgwalk.eval.people import PEOPLE_REWORDINGS, people_sets
 from kgwalk.eval.questions import read_question_lines
 from kgwalk.kg.relations import relation_words, wikidata_property_labels
 
@@ -120,20 +120,22 @@ def test_metaqa_s_id_twins_rename_every_relation_one_to_wikidata_s_words_the_oth
 def test_fresh_wordings_ask_the_same_paths_of_the_same_topics_in_other_words():
     """A fresh wording checks the dev templates' figures: the same path, topics and answers, in words the dev
     templates never used, and no two-topic questions (none are reworded)."""
-    fresh_director = {"same director": (("plain", "which other films were made by whoever made {e}?"),)}
+    fresh_director = {"fresh": {"same director": (("plain", "which other films were made by whoever made {e}?"),)}}
     dev, _ = worded([SAME_DIRECTOR, DIRECTOR_COUNTRY], [DIRECTED_AND_STARRED], fresh_director, "dev")
     assert dev == [SAME_DIRECTOR, DIRECTOR_COUNTRY]
     paths, conjunctions = worded([SAME_DIRECTOR, DIRECTOR_COUNTRY], [DIRECTED_AND_STARRED], fresh_director, "fresh")
     assert conjunctions == [] and [p.name for p in paths] == ["same director"] and paths[0].path == SAME_DIRECTOR.path
-    with pytest.raises(KgwalkError, match="fresh wordings for no path: same writer"):
-        worded([SAME_DIRECTOR], [], {"same writer": (("plain", "{e}?"),)}, "fresh")
+    with pytest.raises(KgwalkError, match="fresh2 wordings for no path: same writer"):
+        worded([SAME_DIRECTOR], [], {"fresh2": {"same writer": (("plain", "{e}?"),)}}, "fresh2")
 
     people, _ = people_sets(0, per_path=5, per_conjunction=5, hub_degree=50)
-    fresh, _ = people_sets(0, per_path=5, per_conjunction=5, hub_degree=50, wordings="fresh")
     asked = {(q.source, q.topics): q.answers for q in people.questions}
-    assert fresh.questions and {q.group for q in fresh.questions} == {"1-hop", "2-hop", "3-hop"}
-    assert all(asked[q.source, q.topics] == q.answers for q in fresh.questions)  # same topics, same answers
-    dev_templates = {q.template for q in people.questions}
-    assert not dev_templates & {q.template for q in fresh.questions}
-    for family in (PEOPLE_FRESH, FOOTBALL_FRESH, METAQA_FRESH):
-        assert all(text.count("{e}") == 1 for templates in family.values() for _, text in templates)
+    seen = {q.template for q in people.questions}
+    for wordings in ("fresh", "fresh2"):
+        fresh, _ = people_sets(0, per_path=5, per_conjunction=5, hub_degree=50, wordings=wordings)
+        assert fresh.questions and {q.group for q in fresh.questions} == {"1-hop", "2-hop", "3-hop"}
+        assert all(asked[q.source, q.topics] == q.answers for q in fresh.questions)  # same topics, same answers
+        assert not seen & {q.template for q in fresh.questions}  # in words no other wording used
+        seen |= {q.template for q in fresh.questions}
+    for family in (PEOPLE_REWORDINGS, FOOTBALL_REWORDINGS, METAQA_REWORDINGS):
+        assert all(text.count("{e}") == 1 for wording in family.values() for templates in wording.values() for _, text in templates)

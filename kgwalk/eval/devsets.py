@@ -244,21 +244,23 @@ def conjunction_questions(kb: Kb, spec: Conjunction, count: int, rng: np.random.
     return out
 
 
-# Which templates a set's questions are written from: those the ranking was developed on, or fresh ones
-# (per family, *_FRESH) that ask the same paths of the same topics in other words, for checking once.
-Wordings = Literal["dev", "fresh"]
+# Which templates a set's questions are written from: those the ranking was developed on, or one of two fresh
+# wordings (per family, *_REWORDINGS) that ask the same paths of the same topics in other words, for checking: "fresh"
+# was written after session 49's tuning and measured, "fresh2" written before any of fresh's misses were looked at.
+Wordings = Literal["dev", "fresh", "fresh2"]
 
 
-def worded(paths: Iterable[PathQuestions], conjunctions: Iterable[Conjunction], fresh: dict[str, tuple[tuple[str, str], ...]],
+def worded(paths: Iterable[PathQuestions], conjunctions: Iterable[Conjunction], rewordings: dict[str, dict[str, tuple[tuple[str, str], ...]]],
            wordings: Wordings) -> tuple[list[PathQuestions], list[Conjunction]]:
-    """The paths and conjunctions to generate: as they are ("dev"), or the paths `fresh` rewords, each with those
-    templates and no conjunctions ("fresh"). A path keeps its name, so its questions take the same topics."""
+    """The paths and conjunctions to generate: as they are ("dev"), or the paths `rewordings[wordings]` rewords, each
+    with those templates, and no conjunctions. A path keeps its name, so its questions take the same topics."""
     paths = list(paths)
     if wordings == "dev":
         return paths, list(conjunctions)
+    fresh = rewordings[wordings]
     unknown = set(fresh) - {p.name for p in paths}
     if unknown:
-        raise KgwalkError(f"fresh wordings for no path: {', '.join(sorted(unknown))}")
+        raise KgwalkError(f"{wordings} wordings for no path: {', '.join(sorted(unknown))}")
     return [replace(p, templates=fresh[p.name]) for p in paths if p.name in fresh], []
 
 

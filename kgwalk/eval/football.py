@@ -77,26 +77,43 @@ FOOTBALL_PATHS = (
       (("plain", "who coaches the national teams of the players of {e}?"),)),
 )
 
-# Fresh wordings (`wordings="fresh"`): see people.PEOPLE_FRESH.
-FOOTBALL_FRESH = {
-    "club": (("plain", "what team does {e} play club football for?"), ("verbose", "{e} is signed to which club?")),
-    "national team": (("plain", "which nation does {e} represent?"), ("terse", "{e} country?")),
-    "position": (("plain", "where on the pitch does {e} play?"), ("possessive", "what is {e}'s role on the field?")),
-    "shirt number": (("possessive", "what is {e}'s jersey number?"), ("terse", "{e} number?")),
-    "age": (("plain", "what age is {e}?"), ("verbose", "how many years old is {e}?")),
-    "coach": (("plain", "who manages {e}?"), ("possessive", "{e}'s head coach?")),
-    "coach's nationality": (("plain", "where is {e} from?"), ("plain", "which country does {e} come from?")),
-    "club's country": (("plain", "where is {e} located?"), ("verbose", "which country's league does {e} play in?")),
-    "club's players": (("plain", "name the players of {e}"), ("possessive", "which footballers are on {e}'s roster?")),
-    "club's country of a player": (("possessive", "what country is {e}'s club in?"), ("verbose", "in which nation is the club of {e} located?")),
-    "national coach of a player": (("possessive", "who manages {e}'s national side?"), ("possessive", "{e}'s national team coach?")),
-    "club teammates": (("plain", "who plays alongside {e} at club level?"), ("possessive", "name {e}'s teammates at his club")),
-    "national teams at a club": (("plain", "which countries are the players at {e} from?"),
-                                 ("possessive", "what national sides do {e}'s players represent?")),
-    "coach's nationality of a team": (("plain", "what nationality is the manager of {e}?"), ("possessive", "{e}'s coach is from which country?")),
-    "national coach's nationality": (("possessive", "where is the manager of {e}'s national side from?"),),
-    "club teammates' national teams": (("possessive", "which nations do {e}'s teammates at club level represent?"),),
-    "coaches at a club": (("plain", "who manages the national sides of the players at {e}?"),),
+# Fresh wordings: see people.PEOPLE_REWORDINGS.
+FOOTBALL_REWORDINGS = {
+    "fresh": {
+        "club": (("plain", "what team does {e} play club football for?"), ("verbose", "{e} is signed to which club?")),
+        "national team": (("plain", "which nation does {e} represent?"), ("terse", "{e} country?")),
+        "position": (("plain", "where on the pitch does {e} play?"), ("possessive", "what is {e}'s role on the field?")),
+        "shirt number": (("possessive", "what is {e}'s jersey number?"), ("terse", "{e} number?")),
+        "age": (("plain", "what age is {e}?"), ("verbose", "how many years old is {e}?")),
+        "coach": (("plain", "who manages {e}?"), ("possessive", "{e}'s head coach?")),
+        "coach's nationality": (("plain", "where is {e} from?"), ("plain", "which country does {e} come from?")),
+        "club's country": (("plain", "where is {e} located?"), ("verbose", "which country's league does {e} play in?")),
+        "club's players": (("plain", "name the players of {e}"), ("possessive", "which footballers are on {e}'s roster?")),
+        "club's country of a player": (("possessive", "what country is {e}'s club in?"), ("verbose", "in which nation is the club of {e} located?")),
+        "national coach of a player": (("possessive", "who manages {e}'s national side?"), ("possessive", "{e}'s national team coach?")),
+        "club teammates": (("plain", "who plays alongside {e} at club level?"), ("possessive", "name {e}'s teammates at his club")),
+        "national teams at a club": (("plain", "which countries are the players at {e} from?"),
+                                     ("possessive", "what national sides do {e}'s players represent?")),
+        "coach's nationality of a team": (("plain", "what nationality is the manager of {e}?"), ("possessive", "{e}'s coach is from which country?")),
+        "national coach's nationality": (("possessive", "where is the manager of {e}'s national side from?"),),
+        "club teammates' national teams": (("possessive", "which nations do {e}'s teammates at club level represent?"),),
+        "coaches at a club": (("plain", "who manages the national sides of the players at {e}?"),),
+    },
+    "fresh2": {
+        "club": (("plain", "for which club does {e} play?"),),
+        "national team": (("plain", "what national team is {e} on?"),),
+        "position": (("plain", "which position is {e}?"),),
+        "shirt number": (("plain", "which number is on {e}'s shirt?"),),
+        "age": (("plain", "what is the age of {e}?"),),
+        "coach": (("plain", "who is in charge of {e}?"),),
+        "club's players": (("plain", "who is on the squad of {e}?"),),
+        "club's country of a player": (("plain", "which country is the club of {e} from?"),),
+        "national coach of a player": (("plain", "who coaches the country {e} plays for?"),),
+        "club teammates": (("plain", "who are the teammates of {e} at his club?"),),
+        "coach's nationality of a team": (("plain", "which country is the coach of {e} from?"),),
+        "national coach's nationality": (("plain", "which country is the coach of the team {e} represents from?"),),
+        "club teammates' national teams": (("plain", "which national teams do the club teammates of {e} represent?"),),
+    },
 }
 
 FOOTBALL_CONJUNCTIONS = (
@@ -160,7 +177,7 @@ def football_sets(seed: int, per_path: int, per_conjunction: int, hub_degree: in
                         wordings: Wordings = "dev") -> list[DevSet]:
     """football, and football-verbs: the same graph and questions, its relations named by verb phrases."""
     triples = football_kg(seed)
-    questions = generate(Kb(triples), *worded(FOOTBALL_PATHS, FOOTBALL_CONJUNCTIONS, FOOTBALL_FRESH, wordings), seed, per_path, per_conjunction, hub_degree)
+    questions = generate(Kb(triples), *worded(FOOTBALL_PATHS, FOOTBALL_CONJUNCTIONS, FOOTBALL_REWORDINGS, wordings), seed, per_path, per_conjunction, hub_degree)
     return [DevSet("football", triples, questions, seed, notes=["a tournament's squads: five facts per player, clubs, national "
                                                                   "teams and coaches; terse questions, two hubs per two-topic question"]),
             DevSet("football-verbs", triples, questions, seed, VERBS.__getitem__,

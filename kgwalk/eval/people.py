@@ -106,33 +106,53 @@ PEOPLE_PATHS = (
       (("nested", "the nationality of the children of the children of {e}"), ("plain", "what nationality are the grandchildren of {e}?"))),
 )
 
-# Fresh wordings (`wordings="fresh"`): the same paths asked in words no ranking change was fitted to, written after
-# session 49's tuning and measured once (bench/results/zero_shot_fresh_wordings.md): how far the dev wordings' figures
-# are the templates' and not the KG's.
-PEOPLE_FRESH = {
-    "spouse": (("plain", "whom did {e} marry?"), ("possessive", "who is {e}'s husband or wife?")),
-    "parents": (("verbose", "who is the mother or father of {e}?"), ("plain", "whose child is {e}?")),
-    "children": (("verbose", "name the sons and daughters of {e}"), ("possessive", "who are {e}'s offspring?")),
-    "nationality": (("plain", "what country is {e} from?"), ("terse", "{e} citizenship?")),
-    "birthplace": (("plain", "in what city was {e} born?"), ("possessive", "what is {e}'s birthplace?")),
-    "profession": (("possessive", "what is {e}'s job?"), ("verbose", "what kind of work does {e} do?")),
-    "religion": (("possessive", "what is {e}'s faith?"), ("plain", "which religion does {e} practise?")),
-    "institution": (("plain", "which university did {e} attend?"), ("plain", "where did {e} go to school?")),
-    "born here": (("verbose", "name someone whose birthplace is {e}"), ("plain", "which people are from {e}?")),
-    "spouse's nationality": (("possessive", "what country is {e}'s husband or wife from?"),
-                             ("verbose", "which citizenship does the person {e} married hold?")),
-    "parents' birthplace": (("possessive", "what are the birthplaces of {e}'s parents?"),
-                            ("plain", "in what cities were {e}'s mother and father born?")),
-    "children's profession": (("possessive", "what jobs do {e}'s kids have?"), ("verbose", "what work do the sons and daughters of {e} do?")),
-    "grandchildren": (("possessive", "who are {e}'s grandkids?"), ("plain", "who are the children of {e}'s children?")),
-    "parents-in-law": (("verbose", "who are the mother and father of the person {e} married?"), ("possessive", "who are {e}'s in-laws?")),
-    "country of birth": (("plain", "what country was {e} born in?"), ("possessive", "{e}'s country of birth?")),
-    "spouse's religion": (("possessive", "what is the faith of {e}'s husband or wife?"),),
-    "parent's spouse's nationality": (("possessive", "what country is the husband or wife of {e}'s parent from?"),),
-    "spouse's parents' birthplace": (("possessive", "where were the mother and father of {e}'s husband or wife born?"),),
-    "children's spouses' profession": (("possessive", "what jobs do the husbands and wives of {e}'s kids have?"),),
-    "spouse's country of birth": (("possessive", "what country was {e}'s husband or wife born in?"),),
-    "grandchildren's nationality": (("possessive", "what country are {e}'s grandkids from?"),),
+# Fresh wordings (`wordings=`, kgwalk.eval.devsets.Wordings): the same paths asked in words the dev templates never
+# used, to tell how far the dev wordings' figures are the templates' and not the KG's (bench/results/zero_shot_fresh_wordings.md).
+PEOPLE_REWORDINGS = {
+    "fresh": {
+        "spouse": (("plain", "whom did {e} marry?"), ("possessive", "who is {e}'s husband or wife?")),
+        "parents": (("verbose", "who is the mother or father of {e}?"), ("plain", "whose child is {e}?")),
+        "children": (("verbose", "name the sons and daughters of {e}"), ("possessive", "who are {e}'s offspring?")),
+        "nationality": (("plain", "what country is {e} from?"), ("terse", "{e} citizenship?")),
+        "birthplace": (("plain", "in what city was {e} born?"), ("possessive", "what is {e}'s birthplace?")),
+        "profession": (("possessive", "what is {e}'s job?"), ("verbose", "what kind of work does {e} do?")),
+        "religion": (("possessive", "what is {e}'s faith?"), ("plain", "which religion does {e} practise?")),
+        "institution": (("plain", "which university did {e} attend?"), ("plain", "where did {e} go to school?")),
+        "born here": (("verbose", "name someone whose birthplace is {e}"), ("plain", "which people are from {e}?")),
+        "spouse's nationality": (("possessive", "what country is {e}'s husband or wife from?"),
+                                 ("verbose", "which citizenship does the person {e} married hold?")),
+        "parents' birthplace": (("possessive", "what are the birthplaces of {e}'s parents?"),
+                                ("plain", "in what cities were {e}'s mother and father born?")),
+        "children's profession": (("possessive", "what jobs do {e}'s kids have?"), ("verbose", "what work do the sons and daughters of {e} do?")),
+        "grandchildren": (("possessive", "who are {e}'s grandkids?"), ("plain", "who are the children of {e}'s children?")),
+        "parents-in-law": (("verbose", "who are the mother and father of the person {e} married?"), ("possessive", "who are {e}'s in-laws?")),
+        "country of birth": (("plain", "what country was {e} born in?"), ("possessive", "{e}'s country of birth?")),
+        "spouse's religion": (("possessive", "what is the faith of {e}'s husband or wife?"),),
+        "parent's spouse's nationality": (("possessive", "what country is the husband or wife of {e}'s parent from?"),),
+        "spouse's parents' birthplace": (("possessive", "where were the mother and father of {e}'s husband or wife born?"),),
+        "children's spouses' profession": (("possessive", "what jobs do the husbands and wives of {e}'s kids have?"),),
+        "spouse's country of birth": (("possessive", "what country was {e}'s husband or wife born in?"),),
+        "grandchildren's nationality": (("possessive", "what country are {e}'s grandkids from?"),),
+    },
+    "fresh2": {
+        "spouse": (("plain", "who did {e} wed?"), ("verbose", "to whom is {e} married?")),
+        "parents": (("plain", "who are the mom and dad of {e}?"),),
+        "children": (("plain", "what are the names of {e}'s children?"),),
+        "nationality": (("plain", "which nation is {e} a citizen of?"),),
+        "birthplace": (("plain", "what city is {e} from originally?"), ("terse", "{e} place of birth?")),
+        "profession": (("plain", "what is the occupation of {e}?"),),
+        "religion": (("plain", "what is the religious affiliation of {e}?"),),
+        "institution": (("plain", "where was {e} educated?"),),
+        "spouse's nationality": (("plain", "what is the citizenship of the person married to {e}?"),),
+        "parents' birthplace": (("plain", "where do {e}'s parents come from?"),),
+        "children's profession": (("plain", "what are the occupations of {e}'s children?"),),
+        "grandchildren": (("plain", "name the grandchildren of {e}"),),
+        "country of birth": (("plain", "which nation was {e} born in?"),),
+        "spouse's religion": (("plain", "which faith does the wife or husband of {e} follow?"),),
+        "spouse's country of birth": (("plain", "which nation was the partner of {e} born in?"),),
+        "grandchildren's nationality": (("plain", "which citizenship do the grandchildren of {e} hold?"),),
+        "children's spouses' profession": (("plain", "what are the occupations of the spouses of {e}'s children?"),),
+    },
 }
 
 PEOPLE_CONJUNCTIONS = (
@@ -223,7 +243,7 @@ def people_sets(seed: int, per_path: int, per_conjunction: int, hub_degree: int 
                       wordings: Wordings = "dev") -> list[DevSet]:
     """people, and people-freebase: the same graph and questions, its relations named as Freebase names them."""
     triples = people_kg(seed)
-    questions = generate(Kb(triples), *worded(PEOPLE_PATHS, PEOPLE_CONJUNCTIONS, PEOPLE_FRESH, wordings), seed, per_path, per_conjunction, hub_degree)
+    questions = generate(Kb(triples), *worded(PEOPLE_PATHS, PEOPLE_CONJUNCTIONS, PEOPLE_REWORDINGS, wordings), seed, per_path, per_conjunction, hub_degree)
     return [DevSet("people", triples, questions, seed, notes=["families over three generations, real first names, surnames and places; "
                                                                 "bare-noun relations, parents and children each other's inverse"]),
             DevSet("people-freebase", triples, questions, seed, FREEBASE.__getitem__,
