@@ -165,6 +165,9 @@ def test_a_nested_question_asks_for_as_many_steps_as_the_phrases_it_links(tmp_pa
     assert linked_phrases("which club does E play for?") == 0
     assert linked_phrases("where is the company that produced E headquartered?") == 1
     assert linked_phrases("the screenwriter E co-wrote movies with who") == 0  # E's kind, then E: the question's subject
+    # a stranded "from" is a step of its own (where something is from); one with a phrase after it links as the others do
+    assert linked_phrases("where is the manager of E's national side from?") == 3 and linked_phrases("where is E from?") == 1
+    assert linked_phrases("which people are from E?") == 0
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
 
     class Flat:

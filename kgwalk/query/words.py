@@ -311,6 +311,8 @@ def linked_phrases(masked_question: str, matches: Callable[[str], dict[str, froz
         if t == "of":  # not after a generic noun: "the name of the director of E" links once
             generic = i > 0 and tokens[i - 1] in GENERIC_NOUNS
             return phrase_after and not within_a_name(i) and not generic
+        if t == "from" and not after:  # a stranded "from" is a step of its own, where something is from: "where is E's coach from"
+            return True
         if t in CHAIN_PREPOSITIONS:  # "movies by the director of E", "the players at E", "starred in movies by"
             return after_a_phrase(i) and phrase_after and not within_a_name(i)
         if t == TOPIC:
