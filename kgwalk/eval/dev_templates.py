@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from kgwalk.eval.devsets import ANY, Conjunction, DevSet, Kb, Kind, PathQuestions, Wordings, generate, path, step, worded
+from kgwalk.eval.devsets import ANY, Conjunction, DevSet, Kb, Kind, PathQuestions, Rewordings, Wordings, generate, path, step, worded
 from kgwalk.eval.real_places import real_place_names
 
 P = PathQuestions
@@ -219,7 +219,7 @@ METAQA_PATHS = (
 )
 
 # Fresh wordings: see people.PEOPLE_REWORDINGS.
-METAQA_REWORDINGS = {
+METAQA_REWORDINGS: Rewordings = {
     "fresh": {
         "director": (("plain", "who directed {e}?"), ("verbose", "who was behind the camera on {e}?")),
         "directed": (("plain", "what movies has {e} directed?"), ("verbose", "which films did {e} helm?")),

@@ -248,10 +248,10 @@ def conjunction_questions(kb: Kb, spec: Conjunction, count: int, rng: np.random.
 # wordings (per family, *_REWORDINGS) that ask the same paths of the same topics in other words, for checking: "fresh"
 # was written after session 49's tuning and measured, "fresh2" written before any of fresh's misses were looked at.
 Wordings = Literal["dev", "fresh", "fresh2"]
+Rewordings = dict[str, dict[str, tuple[tuple[str, str], ...]]]  # wording -> path name -> (style, template with {e})
 
 
-def worded(paths: Iterable[PathQuestions], conjunctions: Iterable[Conjunction], rewordings: dict[str, dict[str, tuple[tuple[str, str], ...]]],
-           wordings: Wordings) -> tuple[list[PathQuestions], list[Conjunction]]:
+def worded(paths: Iterable[PathQuestions], conjunctions: Iterable[Conjunction], rewordings: Rewordings, wordings: Wordings) -> tuple[list[PathQuestions], list[Conjunction]]:
     """The paths and conjunctions to generate: as they are ("dev"), or the paths `rewordings[wordings]` rewords, each
     with those templates, and no conjunctions. A path keeps its name, so its questions take the same topics."""
     paths = list(paths)

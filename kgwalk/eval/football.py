@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from kgwalk.eval.devsets import ANY, Conjunction, DevSet, Kb, Kind, PathQuestions, Wordings, generate, path, worded
+from kgwalk.eval.devsets import ANY, Conjunction, DevSet, Kb, Kind, PathQuestions, Rewordings, Wordings, generate, path, worded
 from kgwalk.eval.people import FIRST, SURNAMES, unique_name
 from kgwalk.eval.real_places import cities_by_country
 
@@ -78,7 +78,7 @@ FOOTBALL_PATHS = (
 )
 
 # Fresh wordings: see people.PEOPLE_REWORDINGS.
-FOOTBALL_REWORDINGS = {
+FOOTBALL_REWORDINGS: Rewordings = {
     "fresh": {
         "club": (("plain", "what team does {e} play club football for?"), ("verbose", "{e} is signed to which club?")),
         "national team": (("plain", "which nation does {e} represent?"), ("terse", "{e} country?")),

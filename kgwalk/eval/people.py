@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from kgwalk.eval.devsets import ANY, Conjunction, DevSet, Kb, Kind, PathQuestions, Wordings, generate, path, worded
+from kgwalk.eval.devsets import ANY, Conjunction, DevSet, Kb, Kind, PathQuestions, Rewordings, Wordings, generate, path, worded
 from kgwalk.eval.real_places import cities_by_country
 
 P = PathQuestions
@@ -108,7 +108,7 @@ PEOPLE_PATHS = (
 
 # Fresh wordings (`wordings=`, kgwalk.eval.devsets.Wordings): the same paths asked in words the dev templates never
 # used, to tell how far the dev wordings' figures are the templates' and not the KG's (bench/results/zero_shot_fresh_wordings.md).
-PEOPLE_REWORDINGS = {
+PEOPLE_REWORDINGS: Rewordings = {
     "fresh": {
         "spouse": (("plain", "whom did {e} marry?"), ("possessive", "who is {e}'s husband or wife?")),
         "parents": (("verbose", "who is the mother or father of {e}?"), ("plain", "whose child is {e}?")),
