@@ -225,12 +225,17 @@ def path_order(masked_question: str) -> list[str]:
     return [w for w in owned + (after + before if subject else before + after) if is_content(w)]
 
 
+def _after_a_phrase(tokens: list[str], i: int) -> bool:
+    """Whether a content word (not the masked topic, which is none) comes right before lower-cased `tokens[i]`."""
+    return i > 0 and is_content(tokens[i - 1])
+
+
 def _in_a_reduced_relative(tokens: list[str], i: int) -> bool:
     """Whether lower-cased `tokens[i]` is the subject of a relative clause without its pronoun, between the phrase the
     clause tells of and its verb: "the movies E directed", "the person E married"; not the object of a relative clause's
     verb ("the company that produced E headquartered"), nor the subject a question starts with, after its kind ("the
     screenwriter E co-wrote movies with who")."""
-    return (0 < i < len(tokens) - 1 and tokens[i - 1] != TOPIC and is_content(tokens[i - 1]) and is_content(tokens[i + 1])
+    return (_after_a_phrase(tokens, i) and i < len(tokens) - 1 and is_content(tokens[i + 1])
             and (i < 2 or tokens[i - 2] not in RELATIVE_PRONOUNS) and any(t not in ARTICLES for t in tokens[: i - 1]))
 
 
@@ -302,9 +307,6 @@ def linked_phrases(masked_question: str, matches: Callable[[str], dict[str, froz
             return False
         return _one_relation(tokens[i - 1], tokens[i + 1], matches)
 
-    def after_a_phrase(i: int) -> bool:
-        return i > 0 and tokens[i - 1] != TOPIC and is_content(tokens[i - 1])
-
     def links(i: int, t: str) -> bool:
         after = tokens[i + 1 :]
         phrase_after = any(is_content(a) or a in (PLACEHOLDER, TOPIC) for a in after)
@@ -314,12 +316,12 @@ def linked_phrases(masked_question: str, matches: Callable[[str], dict[str, froz
         if t == "from" and not after:  # a stranded "from" is a step of its own, where something is from: "where is E's coach from"
             return True
         if t in CHAIN_PREPOSITIONS:  # "movies by the director of E", "the players at E", "starred in movies by"
-            return after_a_phrase(i) and phrase_after and not within_a_name(i)
+            return _after_a_phrase(tokens, i) and phrase_after and not within_a_name(i)
         if t == TOPIC:
             return _in_a_reduced_relative(tokens, i)
         if t.endswith("'s"):
             return is_content(t[:-2]) or t[:-2] == TOPIC
-        return t in RELATIVE_PRONOUNS and after_a_phrase(i) and len(after) >= 2
+        return t in RELATIVE_PRONOUNS and _after_a_phrase(tokens, i) and len(after) >= 2
 
     count, in_relative = 0, False
     for i, t in enumerate(tokens):
