@@ -114,6 +114,25 @@ FOOTBALL_REWORDINGS: Rewordings = {
         "national coach's nationality": (("plain", "which country is the coach of the team {e} represents from?"),),
         "club teammates' national teams": (("plain", "which national teams do the club teammates of {e} represent?"),),
     },
+    "fresh3": {
+        "club": (("plain", "who does {e} play for at club level?"),),
+        "national team": (("plain", "{e} plays for which national team?"),),
+        "position": (("plain", "what does {e} play as?"),),
+        "shirt number": (("plain", "{e} wears which shirt number?"),),
+        "age": (("plain", "{e} is how old?"),),
+        "coach": (("plain", "who is the manager of {e}?"),),
+        "coach's nationality": (("plain", "what country is {e} a citizen of?"),),
+        "club's country": (("plain", "which country is {e} in?"),),
+        "club's players": (("plain", "list the squad of {e}"),),
+        "club's country of a player": (("possessive", "where is {e}'s club based?"),),
+        "national coach of a player": (("plain", "who manages the national team {e} plays for?"),),
+        "club teammates": (("possessive", "which players are at {e}'s club?"),),
+        "national teams at a club": (("plain", "which national teams have players at {e}?"),),
+        "coach's nationality of a team": (("plain", "what country does the coach of {e} come from?"),),
+        "national coach's nationality": (("plain", "what nationality is the coach of the national team {e} plays for?"),),
+        "club teammates' national teams": (("possessive", "which countries do the players at {e}'s club represent?"),),
+        "coaches at a club": (("possessive", "who coaches the national teams of {e}'s players?"),),
+    },
 }
 
 FOOTBALL_CONJUNCTIONS = (
