@@ -18,7 +18,7 @@ from kgwalk.errors import KgwalkError
 from kgwalk.query.corpus_paths import corpus_paths, embed_cached, path_questions, path_readings, read_mirrored_relations
 from kgwalk.query.synthetic import SyntheticPrior, peer_pairs
 from kgwalk.storage import write_table
-from kgwalk.query.words import SYNONYMS, answer_noun, asks_for_a_peer, asks_for_peers, asks_when, compound_words, content_words, expected_hops, focus_weights, is_content, linked_phrases, named_topics, path_order, predicate_noun, relation_mentions, relation_word_matches, same_stem, shared_words, synonym_index, synonyms, topic_kind_words, words_of
+from kgwalk.query.words import SYNONYMS, answer_noun, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops, focus_weights, is_content, linked_phrases, named_topics, path_order, predicate_noun, relation_mentions, relation_word_matches, same_stem, shared_words, synonym_index, synonyms, topic_kind_words, words_of
 from kgwalk.verbalize.template import TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
@@ -145,7 +145,10 @@ def test_a_nested_question_asks_for_as_many_steps_as_the_phrases_it_links(tmp_pa
     assert linked_phrases("in which country was the director of E born?") == 1
     assert linked_phrases("where is E's team based?") == 1
     assert linked_phrases("who directed the films that E acted in") == 1
-    assert linked_phrases("which films did E direct?") == 0
+    # a question asking with "do" links what it asks for to its subject by its verb, once, whatever the subject's own links
+    assert linked_phrases("which films did E direct?") == 1 and linked_phrases("which club does E play for?") == 1
+    assert linked_phrases("which movies did the directors of E's films make?") == 3
+    assert linked_phrases("what language do they speak in E?") == 1  # a pronoun for its subject: the link is "in"
     assert linked_phrases("what is the name of the director of E") == 1  # after a generic noun an "of" links nothing
     assert linked_phrases("what are the titles of the movies that E has directed?") == 1
     # not links: a stranded "of", an "'s" that is "is", a wh-word after a verb with at most a noun after it
@@ -162,12 +165,15 @@ def test_a_nested_question_asks_for_as_many_steps_as_the_phrases_it_links(tmp_pa
     # a relative clause's verb
     assert linked_phrases("name the actors and actresses who appear in E") == 1
     assert linked_phrases("what are the films that are directed by the same director of E") == 2
-    assert linked_phrases("which club does E play for?") == 0
     assert linked_phrases("where is the company that produced E headquartered?") == 1
     assert linked_phrases("the screenwriter E co-wrote movies with who") == 0  # E's kind, then E: the question's subject
     # a stranded "from" is a step of its own (where something is from); one with a phrase after it links as the others do
     assert linked_phrases("where is the manager of E's national side from?") == 3 and linked_phrases("where is E from?") == 1
     assert linked_phrases("which people are from E?") == 0
+    assert linked_phrases("where do E's parents come from?") == 2  # the "do" verb's particle: its link, not one more
+    # a possessive pronoun links as "E's" does, where no preposition before it has; a wh-word is no phrase to link from
+    assert linked_phrases("who are the teammates of E at his club?") == 2 and linked_phrases("name E's teammates at his club") == 2
+    assert linked_phrases("where on the pitch is E?") == 0
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
 
     class Flat:
@@ -662,7 +668,8 @@ def test_the_path_whose_ends_read_as_the_asked_noun_wins(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     born, home = (["born_in"], [False]), (["headquartered_in"], [False])
     axis = np.eye(16, dtype=np.float32)
-    words = {"country": axis[2], "veronia": 0.8 * axis[2] + 0.6 * axis[3], "caldonia": 0.6 * axis[2] + 0.8 * axis[3], "lakeford": axis[4]}
+    words = {"country": axis[2], "veronia": 0.8 * axis[2] + 0.6 * axis[3], "caldonia": 0.6 * axis[2] + 0.8 * axis[3], "lakeford": axis[4],
+             "place": axis[4]}
 
     class Words:  # every path question on one axis (a tie), the words and labels as above, other words on axes of their own
         def encode(self, texts):
@@ -682,7 +689,11 @@ def test_the_path_whose_ends_read_as_the_asked_noun_wins(tmp_path, monkeypatch):
     assert np.allclose(prior(0.0).shares(question, axis[:1], walks), 1 / 2)  # off: the tie stays
     shares = prior(0.5).shares(question, axis[:1], walks)
     assert shares[1] == shares[2] > 0.99  # on: the path to countries takes the share
-    assert not prior(0.5).answer_types(sigs, "where was E born", walks).any()  # no noun names the answer: no term
+    # "where" asks for a place, as "which place" would; narrowed by a phrase ("where on the pitch"), for no place: no term
+    assert np.allclose(prior(0.5).answer_types(sigs, "where was E born", walks), [0.45, -0.45])
+    assert asks_where("where do E's parents come from") and not asks_where("where on the pitch does E play")
+    assert not prior(0.5).answer_types(sigs, "where on the pitch was E born", walks).any()
+    assert not prior(0.5).answer_types(sigs, "who was E", walks).any()  # no noun names the answer: no term
     with pytest.raises(KgwalkError, match=r"'query\.synthetic\.answer_type' must be"):
         load_config(overrides=["query.synthetic.answer_type=-1"])
 
@@ -790,7 +801,7 @@ def test_a_question_asking_when_takes_the_path_ending_in_times(tmp_path, monkeyp
     # ends that are times: none of the first path's, 2 of 3 of the second's; less their mean 1/3, brought the margin nearer 0
     assert np.allclose(prior.answer_types(sigs, "when was E born", walks), [-(1 / 3 - 0.05), 1 / 3 - 0.05])
     assert prior.shares("when was E born", np.array([[1.0, 0.0]], np.float32), walks)[1] > 0.99
-    assert not prior.answer_types(sigs, "where was E born", walks).any()  # no time asked, no noun: no term
+    assert not prior.answer_types(sigs, "who was E", walks).any()  # no time asked, no noun: no term
     assert asks_when("when did the films E starred in come out") and not asks_when("who knows when E was born")
 
 
@@ -881,21 +892,28 @@ def test_a_path_taking_the_relation_the_question_names_wins(tmp_path, monkeypatc
 
 
 def test_the_asked_noun_names_a_relation_only_where_a_step_ends_at_that_kind(tmp_path, monkeypatch):
-    """"in which country is E based": a club's players play for a country, so "country" names plays_for_country, but a
-    step back along it (from the club's country to its players) starts at the country; it does not end at one. Only a
-    step reaching what the relation's phrase names (plays_for_country>: "plays for country") meets the asked noun, and a
-    word that is no kind of the phrase ("plays" in "who plays for E") meets it either way."""
+    """"in which country is E based": a club's players play for a country, and its own country is where it is located.
+    "country" is the object of plays_for_country's verb ("plays for country"): the kind of what it reaches, which a
+    club's located_in reaches too, so as the asked noun it names no relation (the ends' kind is `answer_types`'). A
+    relation named by the noun itself (`country`) keeps it; a step back along a relation starts at the kind its phrase
+    names and does not end at one; a word that is no kind of the phrase ("plays" in "who plays for E") meets either way."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     based, back, forward = (["located_in"], [False]), (["located_in", "plays_for_country"], [False, True]), (["plays_for_country"], [False])
-    paths = [based, back, forward]
+    own, own_back = (["country"], [False]), (["country"], [True])
+    paths = [based, back, forward, own, own_back]
     sigs = [signature(*p) for p in paths]
     prior = SyntheticPrior(paths, TemplateVerbalizer({}), _Tie(), "noun-way", _settings(hop_weight=0.0, content_mix=0.0, center=False))
     assert prior._end_kinds("<plays_for_country") == []  # "is the country {} plays for": no end's kind
-    assert np.allclose(prior.named_relations(sigs, "in which country is E based?"), [0.0, 0.0, 1.0])
-    # "play", no kind of the phrase, meets a step either way: half the named words for the step back
-    assert np.allclose(prior.named_relations(sigs, "what country does E play for?"), [0.0, 0.5, 1.0])
+    # where a relation is named by the noun itself (`country`), the noun names relations, plays_for_country's step on
+    assert prior._named_as_kind_only("in which country is E based?") == set()
+    assert np.allclose(prior.named_relations(sigs, "in which country is E based?"), [0.0, 0.0, 1.0, 1.0, 0.0])
+    without_own = SyntheticPrior(paths[:3], TemplateVerbalizer({}), _Tie(), "noun-way", _settings(hop_weight=0.0, content_mix=0.0, center=False))
+    assert without_own._named_as_kind_only("in which country is E based?") == {"country"}
+    assert not without_own.named_relations(sigs[:3], "in which country is E based?").any()
+    # "play", no kind of the phrase, meets a step either way; "country", the verb's object, names none
+    assert np.allclose(without_own.named_relations(sigs[:3], "what country does E play for?"), [0.0, 1.0, 1.0])
     # not the asked noun: "country" here names where E is, the step back's start, and counts as the relation's word
-    assert np.allclose(prior.named_relations(sigs, "who plays for the country E?"), [0.0, 1.0, 1.0])
+    assert np.allclose(without_own.named_relations(sigs[:3], "who plays for the country E?"), [0.0, 1.0, 1.0])
 
 
 def _peer_terms(*paths: tuple[list[str], list[bool]]) -> Callable[[str], np.ndarray]:

@@ -21,7 +21,7 @@ from kgwalk.query.hits import WalkHit
 from kgwalk.query.corpus_paths import (embed_cached, parse_signature, path_readings, phrase_words, read_corpus_paths, read_mirrored_relations,
                                        unit_vectors)
 from kgwalk.query.temporal import label_year
-from kgwalk.query.words import (SYNONYMS, TWICE_PREFIXES, answer_noun, asks_for_a_peer, asks_for_peers, asks_when, compound_words, content_words, expected_hops,
+from kgwalk.query.words import (SYNONYMS, TWICE_PREFIXES, answer_noun, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops,
                                 focus_weights, linked_phrases, named_topics, path_order, relation_mentions, relation_word_matches, same_stem, shared_words,
                                 synonym_index, synonyms, topic_kind_words, words_of)
 from kgwalk.verbalize.template import PREPOSITIONS, TemplateVerbalizer
@@ -76,6 +76,7 @@ class SyntheticPrior:
         self.step_words: dict[str, list[list[str]]] = {}  # per step, the words of each verbalizer's phrases
         self.end_kinds: dict[str, list[list[str]]] = {}  # per step, the words naming its end's kind (`_end_kinds`)
         self.start_kinds: dict[str, list[list[str]]] = {}  # per step, the words naming its start's kind (`_start_kinds`)
+        self.verb_objects: dict[str, list[str]] = {}  # per relation, its verb's object words (`_verb_objects`)
         self.step_relations: dict[str, list[set[str]]] = {}  # per path, the relations each step takes (`_step_relations`)
         self.relations_of: dict[str, list[str]] = {}  # per word of a relation phrase (both ways, every verbalizer), its relations
         self.relations_read: set[str] = set()  # the relations whose words relations_of holds
@@ -332,8 +333,9 @@ class SyntheticPrior:
     def _named(self, masked_question: str) -> list[tuple[str, set[str], int]]:
         """Per question word that names relations (`relation_word_matches`), the word, the relations it names and for how
         many steps: two for a word with one of TWICE_PREFIXES ("grandchildren", "co-starred"), else one."""
+        kind_only = self._named_as_kind_only(masked_question)
         return [(word, set(found), 2 if word.startswith(TWICE_PREFIXES) else 1)
-                for word in words_of(masked_question) if (found := self._word_relations(word))]
+                for word in words_of(masked_question) if word not in kind_only and (found := self._word_relations(word))]
 
     def _start_kinds(self, step: str) -> list[list[str]]:
         """The words naming the kind of a step's start: those its way back names its end by (`_end_kinds`, or a verb's
@@ -355,6 +357,23 @@ class SyntheticPrior:
             return any(same_stem(word, k) for kind in kinds for k in kind)
 
         return names(self._start_kinds(step)) and not names(self._end_kinds(step))
+
+    def _verb_objects(self, relation: str) -> list[str]:
+        """The words after a verb and its preposition in the relation's phrases ("country" of "plays for country"): the
+        kind of what it reaches, named as its verb's object."""
+        if relation not in self.verb_objects:
+            self.verb_objects[relation] = [w for v in self.verbalizers if len(words := v.phrase(relation, False).lower().split()) > 2
+                                           and words[0] not in ("is", "was", "has") and words[1] in PREPOSITIONS and "{}" not in words
+                                           for w in words[2:]]
+        return self.verb_objects[relation]
+
+    def _named_as_kind_only(self, masked_question: str) -> set[str]:
+        """The words of the asked noun (`answer_noun`) that name relations only as their verb's object
+        (`_verb_objects`): "which country does E's club play in" asks for a country, which plays_for_country reaches and so
+        does a club's located_in. Such a word names the answer's kind, which `answer_types` reads from the ends, not a
+        relation the path must take."""
+        return {w for w in answer_noun(masked_question) if (found := self._word_relations(w))
+                and all(any(same_stem(w, o) for o in self._verb_objects(r)) for r in found)}
 
     def named_relations(self, sigs: list[str], masked_question: str, expected: np.ndarray | float | None = None) -> np.ndarray:
         """Per path, the share of the question's words naming a relation (`relation_word_matches`: a form of a word of
@@ -388,7 +407,9 @@ class SyntheticPrior:
         for a path with no such pair, and for a question naming fewer than two relations or several topics."""
         taken = [self._step_relations(sig) for sig in sigs]
         every = set().union(*(step for steps in taken for step in steps))
-        named = [found.keys() for word in path_order(masked_question) if (found := self._word_relations(word)) and not found.keys() >= every]
+        kind_only = self._named_as_kind_only(masked_question)
+        named = [found.keys() for word in path_order(masked_question)
+                 if word not in kind_only and (found := self._word_relations(word)) and not found.keys() >= every]
         if len(named) < 2:
             return np.zeros(len(sigs))
 
@@ -409,7 +430,8 @@ class SyntheticPrior:
         question and the path's relation words tie, a genre ("Drama") still reads more like "genres" than a film's title
         does, a country ("France") more like "country" than a city or a person. An end its step's own phrase names as the
         noun (`_ends_named`: "has national team" for "which national teams") matches 1, a word's cosine with itself."""
-        noun = answer_noun(masked_question)
+        # "where" asks for a place as "which place" does
+        noun = answer_noun(masked_question) or (["place"] if asks_where(masked_question) else [])
         when = asks_when(masked_question)
         if not (noun or when) or not walks:
             return np.zeros(len(sigs))

@@ -31,6 +31,7 @@ RELATIVE_PRONOUNS = frozenset({"that", "who", "which", "whom"})
 # "the players at E"
 CHAIN_PREPOSITIONS = frozenset({"by", "from", "at", "in", "with", "for", "on"})
 CONJUNCTIONS = frozenset({"and", "or"})
+POSSESSIVE_PRONOUNS = frozenset({"his", "her", "its", "their"})  # "the teammates of E at his club": E's club, a step
 DO_FORMS = frozenset({"do", "does", "did"})  # after a wh-word, a subject follows: "what do the children of E do"
 GENERIC_NOUNS = frozenset({"name", "names", "title", "titles", "kind", "type", "sort"})  # "what is the name of the country": the country is asked
 # Words that name one relation concept in questions and in KGs' relation names, where spelling ties none to another: "what
@@ -140,6 +141,20 @@ def _do_follows(tokens: list[str], wh: int) -> bool:
     return wh + 1 < len(tokens) and tokens[wh + 1] in DO_FORMS
 
 
+def _do_after_wh_phrase(tokens: list[str]) -> int | None:
+    """Where a form of "do" ends the first wh-phrase ("which movies did", "how many votes does", "what do") among
+    lower-cased tokens, with a subject naming something and its verb after it; None in a question without one, or
+    whose subject is a pronoun ("what language do they speak in E": the link is "in")."""
+    wh = _first_wh(tokens)
+    if wh is None:
+        return None
+    do = next((k for k in range(wh + 1, min(wh + 5, len(tokens))) if tokens[k] in DO_FORMS or tokens[k] in AUXILIARIES), None)
+    if do is None or tokens[do] not in DO_FORMS or do + 2 >= len(tokens):
+        return None
+    subject = _unpossessed(tokens[do + 1])
+    return do if subject in ARTICLES or subject == TOPIC or is_content(subject) else None
+
+
 def focus_weights(masked_question: str, decay: float) -> dict[str, float]:
     """The question's content words weighted by nearness to its first wh-word (the wh-word itself where it is one:
     "when"), or to its end where a "do" follows a wh-word asking for a thing or a person (the verb's object: "what do
@@ -226,8 +241,9 @@ def path_order(masked_question: str) -> list[str]:
 
 
 def _after_a_phrase(tokens: list[str], i: int) -> bool:
-    """Whether a content word (not the masked topic, which is none) comes right before lower-cased `tokens[i]`."""
-    return i > 0 and is_content(tokens[i - 1])
+    """Whether a content word (not the masked topic, which is none, nor a wh-word: "where on the pitch") comes right
+    before lower-cased `tokens[i]`."""
+    return i > 0 and is_content(tokens[i - 1]) and tokens[i - 1] not in WH_WORDS
 
 
 def _in_a_reduced_relative(tokens: list[str], i: int) -> bool:
@@ -244,6 +260,14 @@ def asks_when(masked_question: str) -> bool:
     tokens = [w.lower() for w in WORD.findall(masked_question)]
     wh = _first_wh(tokens)
     return wh is not None and tokens[wh] == "when"
+
+
+def asks_where(masked_question: str) -> bool:
+    """Whether the question's first wh-word is "where" with no phrase narrowing it ("where on the pitch" asks for a
+    position): it asks for a place."""
+    tokens = [w.lower() for w in WORD.findall(masked_question)]
+    wh = _first_wh(tokens)
+    return wh is not None and tokens[wh] == "where" and tokens[wh + 1 : wh + 2] != [] and tokens[wh + 1] not in CHAIN_PREPOSITIONS | PLACE_PREPOSITIONS
 
 
 def expected_hops(masked_question: str, words_per_hop: float) -> float:
@@ -293,8 +317,8 @@ def _one_relation(a: str, b: str, matches: Callable[[str], dict[str, frozenset[s
 
 
 def linked_phrases(masked_question: str, matches: Callable[[str], dict[str, frozenset[str]]] | None = None) -> int:
-    """How many times the question links a phrase to the next: by "of", a possessive, or a relative pronoun after a
-    content word ("the films that", not "in which"). A nested question spends about one content word a step ("the
+    """How many times the question links a phrase to the next: by "of", a possessive (a possessive pronoun too: "the
+    teammates of E at his club"), or a relative pronoun after a content word ("the films that", not "in which"). A nested question spends about one content word a step ("the
     country of the birthplace of the director of E": 3 words, 3 links, 3 steps), fewer than `expected_hops` reckons.
     Not links: an "of" with nothing after it ("what was E the director of"), an "of" inside a relation's name ("place
     of birth": both its neighbours words of one relation's phrases, `matches` being a word's `relation_word_matches`), an
@@ -313,17 +337,22 @@ def linked_phrases(masked_question: str, matches: Callable[[str], dict[str, froz
         if t == "of":  # not after a generic noun: "the name of the director of E" links once
             generic = i > 0 and tokens[i - 1] in GENERIC_NOUNS
             return phrase_after and not within_a_name(i) and not generic
-        if t == "from" and not after:  # a stranded "from" is a step of its own, where something is from: "where is E's coach from"
-            return True
+        if t == "from" and not after:  # a stranded "from" is a step of its own, where something is from: "where is E's coach from",
+            return do is None  # unless it is the particle of the verb that makes the link ("where do E's parents come from")
         if t in CHAIN_PREPOSITIONS:  # "movies by the director of E", "the players at E", "starred in movies by"
             return _after_a_phrase(tokens, i) and phrase_after and not within_a_name(i)
         if t == TOPIC:
             return _in_a_reduced_relative(tokens, i)
+        if t in POSSESSIVE_PRONOUNS:  # as "E's" does, unless the preposition before it made the link ("E's mates at his club")
+            return i < len(tokens) - 1 and is_content(tokens[i + 1]) and not (i > 0 and links(i - 1, tokens[i - 1]))
         if t.endswith("'s"):
             return is_content(t[:-2]) or t[:-2] == TOPIC
         return t in RELATIVE_PRONOUNS and _after_a_phrase(tokens, i) and len(after) >= 2
 
-    count, in_relative = 0, False
+    # a question asking with "do" links what it asks for to its subject by the verb after it: "which movies did [the
+    # directors of E's films] make" takes the subject's steps and one more
+    do = _do_after_wh_phrase(tokens)
+    count, in_relative = int(do is not None), False
     for i, t in enumerate(tokens):
         if links(i, t):
             # a relative clause's first preposition is its verb's, the link its pronoun made: "the actors who appear in E",
