@@ -218,6 +218,9 @@ def test_a_synonym_names_the_relation_its_kg_words_otherwise():
     family = {"parents": ["people.person.parents"], "spouse": ["people.person.spouse_s"]}
     assert relation_mentions("who are E's mother and father?", lambda word: relation_word_matches(word, family)) == 1
     assert relation_mentions("who is the wife of E's father?", lambda word: relation_word_matches(word, family)) == 2
+    # a possessive names what its word does: "E's father's wife's" chain names both steps
+    assert relation_word_matches("father's", family) == relation_word_matches("father", family) != {}
+    assert relation_mentions("what is E's father's wife's name?", lambda word: relation_word_matches(word, family)) == 2
 
 
 def test_a_kg_s_own_synonyms_name_its_relations(tmp_path, monkeypatch):
@@ -507,6 +510,9 @@ def test_the_words_beside_the_wh_word_weigh_most():
     # "what" the object of the verb after its subject: the end names the answer's relation, not the subject
     assert focus_weights("what do the spouses of E's children do for a living", 0.3) == pytest.approx({"living": 1.0, "children": 0.3, "spouses": 0.09})
     assert focus_weights("when did the movies E starred in release", 0.3)["when"] == 1.0  # "when" names the answer itself
+    # a wh-word and its copula asking through the topic's possessives ask for the noun the chain ends in
+    assert focus_weights("what is E's father's wife's nationality?", 0.3) == pytest.approx({"nationality": 1.0, "wife's": 0.3, "father's": 0.09})
+    assert focus_weights("where is E's team based?", 0.3)["where"] == 1.0  # "where" names the answer itself
 
 
 def test_the_path_whose_last_step_the_wh_phrase_names_wins(tmp_path, monkeypatch):
@@ -573,6 +579,8 @@ def test_the_words_naming_the_answer_follow_what_or_which():
     assert answer_noun("what are the titles of the movies E directed") == ["movies"]  # a title is a name
     assert answer_noun("E's home country?") == ["home", "country"]  # after the topic's possessive, what it owns
     assert answer_noun("E's club's country?") == ["country"]  # a possessive names the owner, not the answer
+    assert answer_noun("what is E's father's wife's nationality?") == ["nationality"]  # so after a wh-word
+    assert answer_noun("which country is E's club in") == ["country"]  # the noun asked for comes first: the topic ends it
     assert answer_noun("which club's players play for E") == ["players", "play"]
 
 

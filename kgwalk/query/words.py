@@ -23,6 +23,7 @@ STEM = 4  # leading letters two words of at least this length share to count as 
 IRREGULAR = {"born": "birth", "died": "death", "dead": "death", "wrote": "write", "sang": "sing", "sung": "sing",
              "taught": "teach", "built": "build", "spoke": "speak", "spoken": "speak"}
 WH_WORDS = frozenset({"who", "what", "which", "when", "where", "whom", "whose", "how"})
+THING_WH_WORDS = frozenset({"what", "which", "who", "whom"})  # asking for a thing or a person, not a time, place or way
 AUXILIARIES = frozenset({"is", "are", "was", "were", "do", "does", "did", "has", "have", "had"})  # a noun before one is the whole noun
 COPULAS = frozenset({"is", "are", "was", "were"})  # "which people from E are judges": what follows the last one names the answer
 ARTICLES = frozenset({"a", "an", "the"})
@@ -155,6 +156,20 @@ def _do_after_wh_phrase(tokens: list[str]) -> int | None:
     return do if subject in ARTICLES or subject == TOPIC or is_content(subject) else None
 
 
+def _owned_head(tokens: list[str], wh: int) -> int | None:
+    """Where the noun is that a wh-word asking for a thing or a person and its copula ask for through the topic's
+    possessives ("what is E's father's wife's nationality": nationality, what the chain ends in); None where the
+    question goes on otherwise."""
+    at = wh + 1
+    while at < len(tokens) and tokens[at] in COPULAS | ARTICLES:
+        at += 1
+    if at == wh + 1 or at >= len(tokens) or tokens[at] == TOPIC or _unpossessed(tokens[at]) != TOPIC:
+        return None
+    while at + 1 < len(tokens) and tokens[at] != _unpossessed(tokens[at]):
+        at += 1
+    return at if is_content(tokens[at]) and tokens[at] == _unpossessed(tokens[at]) else None
+
+
 def focus_weights(masked_question: str, decay: float) -> dict[str, float]:
     """The question's content words weighted by nearness to its first wh-word (the wh-word itself where it is one:
     "when"), or to its end where a "do" follows a wh-word asking for a thing or a person (the verb's object: "what do
@@ -167,8 +182,9 @@ def focus_weights(masked_question: str, decay: float) -> dict[str, float]:
     # "what do the children of E do for a living", "who did the director of E marry": the wh-word is the object of the
     # verb after the subject, at the question's end; the words nearest that tell the answer's relation ("when" and
     # "where" name the answer's kind themselves)
-    object_wh = tokens[wh] in ("what", "which", "who", "whom") and _do_follows(tokens, wh)
-    anchor = len(tokens) - 1 if object_wh else wh
+    object_wh = tokens[wh] in THING_WH_WORDS and _do_follows(tokens, wh)
+    owned = _owned_head(tokens, wh) if tokens[wh] in THING_WH_WORDS else None
+    anchor = len(tokens) - 1 if object_wh else owned or wh
     near = sorted((abs(i - anchor), i) for i, w in enumerate(tokens) if is_content(w))
     weights: dict[str, float] = {}
     for rank, (_, i) in enumerate(near):
@@ -181,7 +197,7 @@ def answer_noun(masked_question: str) -> list[str]:
     "which", a generic noun and its "of" skipped ("which country ...", "what is the name of the country where ...": country;
     "in what year": year); without a wh-word, its first content words ("the country of birth of the singer of E",
     "genre of E?"), after the topic's possessive where that comes first ("E's home country?"); a possessive's words are
-    the owner's, not the answer's ("E's club's country?": country). None for another wh-word ("who", "when": no noun to
+    the owner's, not the answer's ("E's club's country?", "what is E's club's country": country). None for another wh-word ("who", "when": no noun to
     compare with), where the topic comes first otherwise ("what did E direct"), and where a "do" follows the wh-word: what
     comes next is who does it ("what do the children of E do for a living": not children)."""
     tokens = [w.lower() for w in WORD.findall(masked_question)]
@@ -193,8 +209,10 @@ def answer_noun(masked_question: str) -> list[str]:
         start = 1
     run: list[str] = []
     for token in tokens[start:]:
-        if _unpossessed(token) == TOPIC or token in WH_WORDS:  # the topic, or its possessive ("E's")
-            break
+        if token != TOPIC and _unpossessed(token) == TOPIC and not run:  # "what is E's father's nationality": what E owns
+            continue
+        if _unpossessed(token) == TOPIC or token in WH_WORDS:  # the topic, or its possessive after the noun ("which
+            break  # country is E's club in")
         if is_content(token) and token not in GENERIC_NOUNS:
             run = [] if _unpossessed(token) != token else [*run, token]
         elif run:
@@ -390,9 +408,10 @@ def relation_word_matches(word: str, relations_of: dict[str, list[str]], *, syno
     """Per relation, the words of its phrases that `word` (lower-cased) is a form of (`same_stem`, compounds counted) or a
     synonym of (`synonyms` by `synonyms_of`: "what kind of film is E", has_genre; "who acted in E", film.film.starring);
     only relations with some. `relations_of`: each word of the KG's relation phrases, the relations it is a word of (a KG
-    of thousands of relations has far fewer distinct words)."""
+    of thousands of relations has far fewer distinct words). A possessive names what its word does ("E's father's wife")."""
     if not is_content(word):
         return {}
+    word = _unpossessed(word)
     found: dict[str, set[str]] = {}
     for phrase_word in relations_of:
         if same_stem(word, phrase_word, compounds=True) or synonyms(word, phrase_word, synonyms_of):
