@@ -197,9 +197,10 @@ def answer_noun(masked_question: str) -> list[str]:
     "which", a generic noun and its "of" skipped ("which country ...", "what is the name of the country where ...": country;
     "in what year": year); without a wh-word, its first content words ("the country of birth of the singer of E",
     "genre of E?"), after the topic's possessive where that comes first ("E's home country?"); a possessive's words are
-    the owner's, not the answer's ("E's club's country?", "what is E's club's country": country). None for another wh-word ("who", "when": no noun to
-    compare with), where the topic comes first otherwise ("what did E direct"), and where a "do" follows the wh-word: what
-    comes next is who does it ("what do the children of E do for a living": not children)."""
+    the owner's, not the answer's ("E's club's country?", "what is E's club's country": country). None for another
+    wh-word ("who", "when": no noun to compare with), where the topic comes first otherwise ("what did E direct"), and
+    where a "do" follows the wh-word: what comes next is who does it ("what do the children of E do for a living": not
+    children)."""
     tokens = [w.lower() for w in WORD.findall(masked_question)]
     wh = _first_wh(tokens)
     if wh is not None and (tokens[wh] not in ("what", "which") or _do_follows(tokens, wh)):
@@ -336,13 +337,18 @@ def _one_relation(a: str, b: str, matches: Callable[[str], dict[str, frozenset[s
 
 def linked_phrases(masked_question: str, matches: Callable[[str], dict[str, frozenset[str]]] | None = None) -> int:
     """How many times the question links a phrase to the next: by "of", a possessive (a possessive pronoun too: "the
-    teammates of E at his club"), or a relative pronoun after a content word ("the films that", not "in which"). A nested question spends about one content word a step ("the
-    country of the birthplace of the director of E": 3 words, 3 links, 3 steps), fewer than `expected_hops` reckons.
+    teammates of E at his club"), a relative pronoun after a content word ("the films that", not "in which"), or the verb
+    of a question asking with "do" ("which movies did the directors of E's films make": 3). A nested question spends
+    about one content word a step ("the country of the birthplace of the director of E": 3 words, 3 links, 3 steps),
+    fewer than `expected_hops` reckons.
     Not links: an "of" with nothing after it ("what was E the director of"), an "of" inside a relation's name ("place
     of birth": both its neighbours words of one relation's phrases, `matches` being a word's `relation_word_matches`), an
     "'s" that is "is" ("who's"), and a wh-word after a verb with at most a noun after it ("E starred who", "directed which
     movies"): a relative clause has a verb and what it acts on."""
     tokens = [w.lower() for w in WORD.findall(masked_question)]
+    # a question asking with "do" links what it asks for to its subject by the verb after it: "which movies did [the
+    # directors of E's films] make" takes the subject's steps and one more
+    do = _do_after_wh_phrase(tokens)
 
     def within_a_name(i: int) -> bool:  # "place of birth", "country of citizenship": words of one relation's phrase
         if matches is None or not 0 < i < len(tokens) - 1 or not (is_content(tokens[i - 1]) and is_content(tokens[i + 1])):
@@ -355,8 +361,8 @@ def linked_phrases(masked_question: str, matches: Callable[[str], dict[str, froz
         if t == "of":  # not after a generic noun: "the name of the director of E" links once
             generic = i > 0 and tokens[i - 1] in GENERIC_NOUNS
             return phrase_after and not within_a_name(i) and not generic
-        if t == "from" and not after:  # a stranded "from" is a step of its own, where something is from: "where is E's coach from",
-            return do is None  # unless it is the particle of the verb that makes the link ("where do E's parents come from")
+        if t == "from" and not after:  # a stranded "from" is a step of its own, where something is from ("where is E's coach
+            return do is None  # from"), unless it is the particle of the verb that makes the link ("where do E's parents come from")
         if t in CHAIN_PREPOSITIONS:  # "movies by the director of E", "the players at E", "starred in movies by"
             return _after_a_phrase(tokens, i) and phrase_after and not within_a_name(i)
         if t == TOPIC:
@@ -367,9 +373,6 @@ def linked_phrases(masked_question: str, matches: Callable[[str], dict[str, froz
             return is_content(t[:-2]) or t[:-2] == TOPIC
         return t in RELATIVE_PRONOUNS and _after_a_phrase(tokens, i) and len(after) >= 2
 
-    # a question asking with "do" links what it asks for to its subject by the verb after it: "which movies did [the
-    # directors of E's films] make" takes the subject's steps and one more
-    do = _do_after_wh_phrase(tokens)
     count, in_relative = int(do is not None), False
     for i, t in enumerate(tokens):
         if links(i, t):
