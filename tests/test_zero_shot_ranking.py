@@ -149,6 +149,8 @@ def test_a_nested_question_asks_for_as_many_steps_as_the_phrases_it_links(tmp_pa
     assert linked_phrases("which films did E direct?") == 1 and linked_phrases("which club does E play for?") == 1
     assert linked_phrases("which movies did the directors of E's films make?") == 3
     assert linked_phrases("what language do they speak in E?") == 1  # a pronoun for its subject: the link is "in"
+    # the verb's own preposition right after the subject is that link, whatever follows it ("at club level")
+    assert linked_phrases("who does E play for at club level?") == 1
     assert linked_phrases("what is the name of the director of E") == 1  # after a generic noun an "of" links nothing
     assert linked_phrases("what are the titles of the movies that E has directed?") == 1
     # not links: a stranded "of", an "'s" that is "is", a wh-word after a verb with at most a noun after it

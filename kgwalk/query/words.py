@@ -364,7 +364,10 @@ def linked_phrases(masked_question: str, matches: Callable[[str], dict[str, froz
         if t == "from" and not after:  # a stranded "from" is a step of its own, where something is from ("where is E's coach
             return do is None  # from"), unless it is the particle of the verb that makes the link ("where do E's parents come from")
         if t in CHAIN_PREPOSITIONS:  # "movies by the director of E", "the players at E", "starred in movies by"
-            return _after_a_phrase(tokens, i) and phrase_after and not within_a_name(i)
+            # not the preposition of a do-question's verb right after its subject, whose link the verb made ("who does E
+            # play for at club level")
+            verbs = do is not None and i >= 2 and tokens[i - 2] == TOPIC
+            return _after_a_phrase(tokens, i) and phrase_after and not within_a_name(i) and not verbs
         if t == TOPIC:
             return _in_a_reduced_relative(tokens, i)
         if t in POSSESSIVE_PRONOUNS:  # as "E's" does, unless the preposition before it made the link ("E's mates at his club")
