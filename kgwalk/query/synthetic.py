@@ -76,7 +76,7 @@ class SyntheticPrior:
         self.step_words: dict[str, list[list[str]]] = {}  # per step, the words of each verbalizer's phrases
         self.end_kinds: dict[str, list[list[str]]] = {}  # per step, the words naming its end's kind (`_end_kinds`)
         self.start_kinds: dict[str, list[list[str]]] = {}  # per step, the words naming its start's kind (`_start_kinds`)
-        self.verb_objects: dict[str, list[str]] = {}  # per relation, its verb's object words (`_verb_objects`)
+        self.verb_objects: dict[str, list[list[str]]] = {}  # per step, its verb's object words (`_verb_objects`)
         self.step_relations: dict[str, list[set[str]]] = {}  # per path, the relations each step takes (`_step_relations`)
         self.relations_of: dict[str, list[str]] = {}  # per word of a relation phrase (both ways, every verbalizer), its relations
         self.relations_read: set[str] = set()  # the relations whose words relations_of holds
@@ -342,10 +342,7 @@ class SyntheticPrior:
         object after its preposition: "plays for country" for `<plays_for_country`'s start, a country)."""
         if step not in self.start_kinds:
             back = f"<{step[:-1]}" if step.endswith(">") else f"{step[1:]}>"
-            (relation,), (inverse,) = self._read_as(*parse_signature(back))
-            objects = [words[2:] for v in self.verbalizers if len(words := v.phrase(relation, inverse).lower().split()) > 2
-                       and words[0] not in ("is", "was", "has") and words[1] in PREPOSITIONS and "{}" not in words]
-            self.start_kinds[step] = self._end_kinds(back) + objects
+            self.start_kinds[step] = self._end_kinds(back) + self._verb_objects(back)
         return self.start_kinds[step]
 
     def _names_a_start(self, word: str, step: str) -> bool:
@@ -358,14 +355,15 @@ class SyntheticPrior:
 
         return names(self._start_kinds(step)) and not names(self._end_kinds(step))
 
-    def _verb_objects(self, relation: str) -> list[str]:
-        """The words after a verb and its preposition in the relation's phrases ("country" of "plays for country"): the
-        kind of what it reaches, named as its verb's object."""
-        if relation not in self.verb_objects:
-            self.verb_objects[relation] = [w for v in self.verbalizers if len(words := v.phrase(relation, False).lower().split()) > 2
-                                           and words[0] not in ("is", "was", "has") and words[1] in PREPOSITIONS and "{}" not in words
-                                           for w in words[2:]]
-        return self.verb_objects[relation]
+    def _verb_objects(self, step: str) -> list[list[str]]:
+        """The words after a verb and its preposition in a step's phrases, read the step's way (each verbalizer's that
+        has one): "country" of "plays for country", the kind of what plays_for_country> reaches, named as its verb's
+        object."""
+        if step not in self.verb_objects:
+            (relation,), (inverse,) = self._read_as(*parse_signature(step))
+            self.verb_objects[step] = [words[2:] for v in self.verbalizers if len(words := v.phrase(relation, inverse).lower().split()) > 2
+                                       and words[0] not in ("is", "was", "has") and words[1] in PREPOSITIONS and "{}" not in words]
+        return self.verb_objects[step]
 
     def _named_as_kind_only(self, masked_question: str) -> set[str]:
         """The words of the asked noun (`answer_noun`) that name relations only as their verb's object
@@ -373,7 +371,7 @@ class SyntheticPrior:
         does a club's located_in. Such a word names the answer's kind, which `answer_types` reads from the ends, not a
         relation the path must take."""
         return {w for w in answer_noun(masked_question) if (found := self._word_relations(w))
-                and all(any(same_stem(w, o) for o in self._verb_objects(r)) for r in found)}
+                and all(any(same_stem(w, o) for objects in self._verb_objects(f"{r}>") for o in objects) for r in found)}
 
     def named_relations(self, sigs: list[str], masked_question: str, expected: np.ndarray | float | None = None) -> np.ndarray:
         """Per path, the share of the question's words naming a relation (`relation_word_matches`: a form of a word of
