@@ -18,7 +18,7 @@ from kgwalk.errors import KgwalkError
 from kgwalk.query.corpus_paths import corpus_paths, embed_cached, path_questions, path_readings, read_mirrored_relations
 from kgwalk.query.synthetic import SyntheticPrior, peer_pairs
 from kgwalk.storage import write_table
-from kgwalk.query.words import SYNONYMS, answer_noun, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops, focus_weights, is_content, linked_phrases, named_topics, path_order, predicate_noun, relation_mentions, relation_word_matches, same_stem, shared_words, synonym_index, synonyms, topic_kind_words, words_of
+from kgwalk.query.words import SYNONYMS, answer_noun, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops, focus_weights, is_content, kin_by_marriage, linked_phrases, named_topics, path_order, predicate_noun, relation_mentions, relation_word_matches, same_stem, shared_words, synonym_index, synonyms, topic_kind_words, words_of
 from kgwalk.verbalize.template import TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
@@ -223,6 +223,14 @@ def test_a_synonym_names_the_relation_its_kg_words_otherwise():
     # a possessive names what its word does: "E's father's wife's" chain names both steps
     assert relation_word_matches("father's", family) == relation_word_matches("father", family) != {}
     assert relation_mentions("what is E's father's wife's name?", lambda word: relation_word_matches(word, family)) == 2
+    # kin by marriage: "father-in-law" is the spouse's father, both steps named by one word; "in-laws", the spouse's parents
+    assert kin_by_marriage("father-in-law's") == ("father", "spouse") and kin_by_marriage("sons-in-law") == ("sons", "spouse")
+    assert kin_by_marriage("in-laws") == ("spouse", "parents") and kin_by_marriage("father") == kin_by_marriage("lawyer") == ()
+    both = {"people.person.parents": frozenset({"parents"}), "people.person.spouse_s": frozenset({"spouse"})}
+    assert relation_word_matches("mother-in-law", family) == relation_word_matches("in-laws", family) == both
+    assert relation_mentions("who are E's father-in-law and mother-in-law?", lambda word: relation_word_matches(word, family)) == 2
+    assert relation_mentions("who are E's in-laws?", lambda word: relation_word_matches(word, family)) == 2
+    assert synonyms("partner", "spouse")  # spouse's alias
 
 
 def test_a_kg_s_own_synonyms_name_its_relations(tmp_path, monkeypatch):
@@ -664,6 +672,11 @@ def test_a_word_naming_its_relation_twice_is_half_named_by_one_step(tmp_path, mo
     prior = SyntheticPrior([once, twice], TemplateVerbalizer({}), _Tie(), "twice", _settings(hop_weight=0.0, content_mix=0.0, center=False))
     assert np.allclose(prior.named_relations(sigs, "who are the grandchildren of E", 2.0), [0.5, 1.0])
     assert np.allclose(prior.named_relations(sigs, "who are the children of E", 2.0), [1.0, 1.0])  # named once: either meets it
+    # a word of kin by marriage names two relations, a step each: "the father-in-law of E" is met by the spouse's parents
+    spouse, in_law, at_work = (["spouse"], [False]), (["spouse", "parents"], [False, False]), (["spouse", "profession"], [False, False])
+    sigs = [signature(*p) for p in (spouse, in_law, at_work)]
+    prior = SyntheticPrior([spouse, in_law, at_work], TemplateVerbalizer({}), _Tie(), "in-law", _settings(hop_weight=0.0, content_mix=0.0, center=False))
+    assert np.allclose(prior.named_relations(sigs, "who is the father-in-law of E", 2.0), [0.5, 1.0, 0.5])
 
 
 class _EndWalk(_Walk):
@@ -752,6 +765,11 @@ def test_the_kind_asked_for_one_step_past_the_named_relations(tmp_path, monkeypa
     assert np.argmax(prior(0.0).shares(question, axis[:1], walks)) == 0  # off: the step count keeps the city
     assert not prior(0.95).kind_steps(sigs, question, types).any()  # the ends' match (0.9 apart) less than the gap apart
     assert not prior(0.2).kind_steps(sigs, "where was E born", types).any()  # no kind asked
+    # a step whose phrase names a kind any place is ("has location") contradicts no kind asked for
+    located = (["born_in", "has_location"], [False, False])
+    others = [signature(*born), signature(*located)]
+    at = prior(0.2, (born, located))
+    assert at.kind_steps(others, question, at.answer_types(others, question, [_EndWalk(others[0], "Lakeford"), _EndWalk(others[1], "Veronia")])).tolist() == [False, True]
     # the last step's phrase names another kind for its end ("has region"), or goes back by the step before (a peer): no step owed
     for other in (region, back):
         paths = walks_of(born, other)

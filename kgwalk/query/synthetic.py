@@ -21,8 +21,8 @@ from kgwalk.query.hits import WalkHit
 from kgwalk.query.corpus_paths import (embed_cached, parse_signature, path_readings, phrase_words, read_corpus_paths, read_mirrored_relations,
                                        unit_vectors)
 from kgwalk.query.temporal import label_year
-from kgwalk.query.words import (SYNONYMS, TWICE_PREFIXES, answer_noun, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops,
-                                focus_weights, linked_phrases, named_topics, path_order, relation_mentions, relation_word_matches, same_stem, shared_words,
+from kgwalk.query.words import (GENERIC_KINDS, SYNONYMS, TWICE_PREFIXES, answer_noun, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops,
+                                focus_weights, kin_by_marriage, linked_phrases, named_topics, path_order, relation_mentions, relation_word_matches, same_stem, shared_words,
                                 synonym_index, synonyms, topic_kind_words, words_of)
 from kgwalk.verbalize.template import PREPOSITIONS, TemplateVerbalizer
 from kgwalk.walks.labels import signature
@@ -248,9 +248,9 @@ class SyntheticPrior:
         the prefix's need not read as none). "in
         which country was the CEO of E born" names the CEO and the birth, two steps; the country is one more, from the
         birthplace. Not where the last step's phrase names another kind for its end ("has genre": genres read like
-        "movies" to word vectors), nor where two steps go there and back (`peer_pairs`): last, an end of the kind of the
-        node before it (a film for "what kind of film is E"); before, a step past a peer ("on which stock exchange is E
-        listed": not the exchange of a company with E's market cap)."""
+        "movies" to word vectors; "has location" names a kind every place is, no other), nor where two steps go there and
+        back (`peer_pairs`): last, an end of the kind of the node before it (a film for "what kind of film is E"); before,
+        a step past a peer ("on which stock exchange is E listed": not the exchange of a company with E's market cap)."""
         s = self.settings
         noun = answer_noun(masked_question)
         counted = self.expected_hops(masked_question)
@@ -258,11 +258,14 @@ class SyntheticPrior:
             return np.zeros(len(sigs), bool)
         type_of = dict(zip(sigs, types.tolist()))
 
+        def names_the_kind(step: str) -> bool:  # or a kind any place or thing is ("has location")
+            return all(any(same_stem(k, n) for k in kind for n in noun) or set(kind) <= GENERIC_KINDS for kind in self._end_kinds(step))
+
         def one_step_on(sig: str) -> bool:
             steps = sig.split("|")
             shorter = type_of.get("|".join(steps[:-1]))
             return (shorter is not None and len(steps) - 1 <= round(counted) and type_of[sig] > 0 and type_of[sig] - shorter >= s.kind_step
-                    and not any(peer_pairs(sig)) and all(any(same_stem(k, n) for k in kind for n in noun) for kind in self._end_kinds(steps[-1])))
+                    and not any(peer_pairs(sig)) and names_the_kind(steps[-1]))
 
         return np.array([one_step_on(sig) for sig in sigs], bool)
 
@@ -332,9 +335,10 @@ class SyntheticPrior:
 
     def _named(self, masked_question: str) -> list[tuple[str, set[str], int]]:
         """Per question word that names relations (`relation_word_matches`), the word, the relations it names and for how
-        many steps: two for a word with one of TWICE_PREFIXES ("grandchildren", "co-starred"), else one."""
+        many steps: two for a word with one of TWICE_PREFIXES ("grandchildren", "co-starred") or of kin by marriage
+        (`kin_by_marriage`: "father-in-law", the spouse's and the parents' steps), else one."""
         kind_only = self._named_as_kind_only(masked_question)
-        return [(word, set(found), 2 if word.startswith(TWICE_PREFIXES) else 1)
+        return [(word, set(found), 2 if word.startswith(TWICE_PREFIXES) or kin_by_marriage(word) else 1)
                 for word in words_of(masked_question) if word not in kind_only and (found := self._word_relations(word))]
 
     def _start_kinds(self, step: str) -> list[list[str]]:

@@ -35,17 +35,20 @@ CONJUNCTIONS = frozenset({"and", "or"})
 POSSESSIVE_PRONOUNS = frozenset({"his", "her", "its", "their"})  # "the teammates of E at his club": E's club, a step
 DO_FORMS = frozenset({"do", "does", "did"})  # after a wh-word, a subject follows: "what do the children of E do"
 GENERIC_NOUNS = frozenset({"name", "names", "title", "titles", "kind", "type", "sort"})  # "what is the name of the country": the country is asked
+# kinds a relation's phrase can give its end that any place or thing is ("has location"): they contradict no kind asked for
+GENERIC_KINDS = frozenset({"location", "locations", "place", "places", "thing", "things", "entity", "entities", "item", "items"})
 # Words that name one relation concept in questions and in KGs' relation names, where spelling ties none to another: "what
 # kind of film is E" asks for what a KG calls genre; "who acted in E" for what it calls starring or cast member. Written from
 # the English aliases of the most used Wikidata properties (occupation, spouse, child, cast member, main subject: "describes";
 # Wikidata is CC0) and the names DBpedia and Freebase give them; "living" and the describing words after misses on the dev
 # sets ("what do the children of E do for a living", "which words describe E"), "about" (main subject's alias) and the
-# coach group (head coach's aliases) after misses on the fresh wordings ("which movies are about E", "who manages E").
+# coach group (head coach's aliases) after misses on the fresh wordings ("which movies are about E", "who manages E"),
+# "partner" (spouse's alias) after misses on fresh3 ("what nationality is E's partner").
 # Exact forms, plurals listed: a stem would tie "cast" to "castle". A word in no group matches by spelling only (`same_stem`)
 SYNONYMS: tuple[frozenset[str], ...] = tuple(frozenset(group.split()) for group in (
     "kind kinds sort sorts type types genre genres category categories",
     "profession professions occupation occupations job jobs career careers living",  # "what does E do for a living"
-    "spouse spouses husband husbands wife wives married marry marries",
+    "spouse spouses husband husbands wife wives married marry marries partner partners",
     "children child son sons daughter daughters kid kids offspring",
     "parents parent father fathers mother mothers",
     "sibling siblings brother brothers sister sisters",
@@ -418,6 +421,12 @@ def relation_word_matches(word: str, relations_of: dict[str, list[str]], *, syno
     if not is_content(word):
         return {}
     word = _unpossessed(word)
+    if kin_by_marriage(word):  # "father-in-law": what "spouse" and "father" name
+        merged: dict[str, frozenset[str]] = {}
+        for part in kin_by_marriage(word):
+            for relation, words in relation_word_matches(part, relations_of, synonyms_of=synonyms_of).items():
+                merged[relation] = merged.get(relation, frozenset()) | words
+        return merged
     found: dict[str, set[str]] = {}
     for phrase_word in relations_of:
         if same_stem(word, phrase_word, compounds=True) or synonyms(word, phrase_word, synonyms_of):
@@ -474,13 +483,27 @@ GRAND = "grand"
 TWICE_PREFIXES = ("co-", GRAND)
 
 
+IN_LAW = "-in-law"
+
+
+def kin_by_marriage(word: str) -> tuple[str, ...]:
+    """The kin words a lower-cased word of kin by marriage stands for, a relation each: "father-in-law" the spouse's
+    father, "sons-in-law" the children's spouses, "in-laws" the spouse's parents; none for another word."""
+    word = _unpossessed(word)
+    if word in ("in-law", "in-laws"):
+        return ("spouse", "parents")
+    kin, in_law, rest = word.partition(IN_LAW)
+    return (kin, "spouse") if kin and in_law and rest in ("", "s") else ()
+
+
 def relation_mentions(masked_question: str, matches: Callable[[str], dict[str, frozenset[str]]]) -> int:
     """How many relation steps the question names, counted on the words of the KG's relation phrases (`matches`: a word's
     `relation_word_matches`). Per relation, its words' most repeated one counts: "release year" is one mention of release_year,
     "directed the films written by the writer of E" two of written_by. A word goes to the relation matching the most words
     of the question; one restating the noun before its relative pronoun is no new mention ("the director that directed E"),
     nor one right after a word of the same relation ("which screenwriter wrote E": the noun and its verb) or joined to one
-    by a conjunction ("who are E's mother and father": one step, parents)."""
+    by a conjunction ("who are E's mother and father": one step, parents). A word of kin by marriage names both its
+    relations (`kin_by_marriage`: "E's father-in-law", two steps)."""
     tokens = [w.lower() for w in WORD.findall(masked_question)]
     by_relation: dict[str, dict[int, frozenset[str]]] = {}
     for i, token in enumerate(tokens):
@@ -490,7 +513,7 @@ def relation_mentions(masked_question: str, matches: Callable[[str], dict[str, f
     mentions = 0
     for relation in sorted(by_relation, key=lambda r: (-len(by_relation[r]), r)):
         own = {i: words for i, words in by_relation[relation].items() if i not in taken}
-        taken |= set(own)
+        taken |= {i for i in own if not kin_by_marriage(tokens[i])}  # "father-in-law" names the spouse and the father
         repeats: dict[str, int] = {}
         for i, words in own.items():
             restated = i >= 2 and (tokens[i - 1] in RELATIVE_PRONOUNS or tokens[i - 1] in CONJUNCTIONS) and i - 2 in own
