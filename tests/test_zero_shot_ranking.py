@@ -288,9 +288,11 @@ def test_a_relation_named_in_two_words_is_one_steps_name(tmp_path, monkeypatch):
     assert compound_words("which national team does E represent?", names) == 1
     assert compound_words("which shirt number does the club of E give?", names) == 1  # "club" and "of": no name goes on
     assert compound_words("which country does E's club play in?", names) == 0  # two relations side by side: two names
-    # the noun asked for, ended by an auxiliary, is one name whatever the KG calls the step; not a noun running into its verb
+    # the noun asked for, ended by an auxiliary or the question's end, is one name whatever the KG calls the step; not a
+    # noun running into its verb
     nothing = lambda word: {}  # noqa: E731
     assert compound_words("which national team does E represent?", nothing) == 1
+    assert compound_words("E plays for which national team?", nothing) == 1
     assert compound_words("what movie genres is E in?", nothing) == 1
     assert compound_words("which movies star the actors of E?", nothing) == 0
     assert compound_words("what other films did E make?", nothing) == 0  # "other films": a peer's, no one noun

@@ -69,7 +69,7 @@ SYNONYMS: tuple[frozenset[str], ...] = tuple(frozenset(group.split()) for group 
     "age aged old",
     "height tall",
     "population inhabitants",
-    "topic topics subject subjects tag tags theme themes keywords describe describes described describing description about",
+    "topic topics subject subjects tag tags tagged theme themes keyword keywords describe describes described describing description about",
     "located location locations situated",
     "industry industries sector sectors",
     "ticker tickers symbol symbols",
@@ -306,15 +306,17 @@ def named_topics(masked_question: str) -> int:
 def compound_words(masked_question: str, matches: Callable[[str], dict[str, frozenset[str]]]) -> int:
     """How many words of the question only continue the name before them: a word right after another that names a word
     of the same relation's phrase ("national team", "shirt number", "imdb rating": one step's name in two words), or one
-    continuing the noun the question asks for where an auxiliary ends it (`answer_noun`: "which national team does E
-    represent", one kind of answer however its KG names the step; not "which movies star E"). `expected_hops` counts
+    continuing the noun the question asks for where an auxiliary or the question's end ends it (`answer_noun`: "which
+    national team does E represent", "E plays for which national team", one kind of answer however its KG names the step;
+    not "which movies star E"). `expected_hops` counts
     each; one step is named. `matches`: a word's `relation_word_matches`."""
     tokens = [w.lower() for w in WORD.findall(masked_question)]
     noun = answer_noun(masked_question)
     start = next((i for i in range(len(tokens)) if tokens[i : i + len(noun)] == noun), 0) if len(noun) > 1 else 0
-    # where the noun's later words are, if an auxiliary ends it ("which movies star E" runs on into its verb) and it
+    # where the noun's later words are, if an auxiliary or the end ends it ("which movies star E" runs on into its verb) and it
     # names no peer ("other films": two steps, there and back)
-    ended = tokens[start + len(noun) : start + len(noun) + 1] and tokens[start + len(noun)] in AUXILIARIES and not PEER_WORDS & set(noun)
+    after = tokens[start + len(noun) : start + len(noun) + 1]
+    ended = (not after or after[0] in AUXILIARIES) and not PEER_WORDS & set(noun)
     continuing = set(range(start + 1, start + len(noun))) if ended else set()
     return sum(not {a, b} & _NO_STEP_WORDS and (i + 1 in continuing or _one_relation(a, b, matches)) for i, (a, b) in enumerate(zip(tokens, tokens[1:])))
 
