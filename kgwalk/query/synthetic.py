@@ -241,7 +241,8 @@ class SyntheticPrior:
 
     def kind_steps(self, sigs: list[str], masked_question: str, types: np.ndarray) -> np.ndarray:
         """Per path, whether the kind of thing the question asks for lies one step past what its words name: the words count
-        a step at least, the question names a kind (`answer_noun`) that names no relation, and the path is one step longer
+        a step at least, the question names a kind (`answer_noun`) that names no relation, or asks "where" (`asks_where`:
+        a place, for a path no longer than the words count), and the path is one step longer
         than another among `sigs` (its prefix, no longer than the words count, rounded) and its ends read as that kind
         more than the paths' ends on average and by query.synthetic.kind_step more than the prefix's (`types`:
         `answer_types`; a city can read a little like "country", Vienna more than the mean of a person's paths' ends, so
@@ -253,18 +254,22 @@ class SyntheticPrior:
         a step past a peer ("on which stock exchange is E listed": not the exchange of a company with E's market cap)."""
         s = self.settings
         noun = answer_noun(masked_question)
+        where = not noun and asks_where(masked_question)
         counted = self.expected_hops(masked_question)
-        if not s.kind_step or not noun or any(self._word_relations(w) for w in noun) or counted < 1:
+        if not s.kind_step or not (noun or where) or any(self._word_relations(w) for w in noun) or counted < 1:
             return np.zeros(len(sigs), bool)
         type_of = dict(zip(sigs, types.tolist()))
 
-        def names_the_kind(step: str) -> bool:  # or a kind any place or thing is ("has location")
-            return all(any(same_stem(k, n) for k in kind for n in noun) or set(kind) <= GENERIC_KINDS for kind in self._end_kinds(step))
+        def names_the_kind(step: str) -> bool:  # or a kind any place or thing is ("has location"); "where" names none
+            return all(any(same_stem(k, n) for k in kind for n in noun) or set(kind) <= GENERIC_KINDS or where for kind in self._end_kinds(step))
 
         def one_step_on(sig: str) -> bool:
             steps = sig.split("|")
             shorter = type_of.get("|".join(steps[:-1]))
-            return (shorter is not None and len(steps) - 1 <= round(counted) and type_of[sig] > 0 and type_of[sig] - shorter >= s.kind_step
+            # "where" asks a step past those it names only where its words count that step: "where is E's club based",
+            # not "where was E born" (a birthplace is a place)
+            within = len(steps) <= round(counted) if where else len(steps) - 1 <= round(counted)
+            return (shorter is not None and within and type_of[sig] > 0 and type_of[sig] - shorter >= s.kind_step
                     and not any(peer_pairs(sig)) and names_the_kind(steps[-1]))
 
         return np.array([one_step_on(sig) for sig in sigs], bool)
