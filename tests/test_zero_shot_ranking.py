@@ -152,6 +152,7 @@ def test_a_nested_question_asks_for_as_many_steps_as_the_phrases_it_links(tmp_pa
     # the verb's own preposition right after the subject is that link, whatever follows it ("at club level")
     assert linked_phrases("who does E play for at club level?") == 1
     assert linked_phrases("what is the name of the director of E") == 1  # after a generic noun an "of" links nothing
+    assert linked_phrases("give me a list of films by director E") == 1  # a list of films is the films
     assert linked_phrases("what are the titles of the movies that E has directed?") == 1
     # not links: a stranded "of", an "'s" that is "is", a wh-word after a verb with at most a noun after it
     assert linked_phrases("what was E the director of") == 0
@@ -279,6 +280,7 @@ def test_a_word_saying_what_kind_of_thing_the_topic_is_is_no_step(tmp_path, monk
     prior = SyntheticPrior([(["written_by"], [False])], TemplateVerbalizer({}), Flat(), "flat", _settings(words_per_hop=1.75, mention_hops=0.0))
     assert prior.expected_hops("which person wrote the movie E") == pytest.approx(2 / 1.75)  # person, wrote
     assert prior.expected_hops("which person wrote E") == pytest.approx(2 / 1.75)
+
 
 
 def test_a_relation_named_in_two_words_is_one_steps_name(tmp_path, monkeypatch):
@@ -594,6 +596,9 @@ def test_the_words_naming_the_answer_follow_what_or_which():
     assert answer_noun("what is E's father's wife's nationality?") == ["nationality"]  # so after a wh-word
     assert answer_noun("which country is E's club in") == ["country"]  # the noun asked for comes first: the topic ends it
     assert answer_noun("which club's players play for E") == ["players", "play"]
+    # a request around the question is not its noun: "give me a list of films": the films
+    assert answer_noun("give me a list of films by director E") == ["films"] and answer_noun("find films on the topic of E") == ["films"]
+    assert answer_noun("which movies show E") == ["movies", "show"]  # a request's word after the noun is the noun's
 
 
 def test_the_words_a_question_ending_in_a_copula_says_its_answer_is():
@@ -719,6 +724,14 @@ def test_the_path_whose_ends_read_as_the_asked_noun_wins(tmp_path, monkeypatch):
     assert asks_where("where do E's parents come from") and not asks_where("where on the pitch does E play")
     assert not prior(0.5).answer_types(sigs, "where on the pitch was E born", walks).any()
     assert not prior(0.5).answer_types(sigs, "who was E", walks).any()  # no noun names the answer: no term
+    # an end its step's phrase names a category ("has genre") is none of the kind asked, however like it its label reads;
+    # unless the question asks for a category ("what kind of country")
+    genre = (["has_genre"], [False])
+    typed = SyntheticPrior([born, genre], TemplateVerbalizer({}), Words(), "types-genre", _settings(hop_weight=0.0, content_mix=0.0, center=False))
+    kinds = [signature(*born), signature(*genre)]
+    ends = [_EndWalk(kinds[0], "Caldonia"), _EndWalk(kinds[1], "Veronia")]
+    assert np.allclose(typed.answer_types(kinds, "which country was E born in", ends), 0.0)  # both the least: no difference
+    assert typed.answer_types(kinds, "what kind of country was E born in", ends).tolist() == pytest.approx([-0.05, 0.05])
     with pytest.raises(KgwalkError, match=r"'query\.synthetic\.answer_type' must be"):
         load_config(overrides=["query.synthetic.answer_type=-1"])
 

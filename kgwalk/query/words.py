@@ -34,7 +34,8 @@ CHAIN_PREPOSITIONS = frozenset({"by", "from", "at", "in", "with", "for", "on"})
 CONJUNCTIONS = frozenset({"and", "or"})
 POSSESSIVE_PRONOUNS = frozenset({"his", "her", "its", "their"})  # "the teammates of E at his club": E's club, a step
 DO_FORMS = frozenset({"do", "does", "did"})  # after a wh-word, a subject follows: "what do the children of E do"
-GENERIC_NOUNS = frozenset({"name", "names", "title", "titles", "kind", "type", "sort"})  # "what is the name of the country": the country is asked
+# "what is the name of the country", "give me a list of films": the country, the films are asked
+GENERIC_NOUNS = frozenset({"name", "names", "title", "titles", "kind", "type", "sort", "list"})
 # kinds a relation's phrase can give its end that any place or thing is ("has location"): they contradict no kind asked for
 GENERIC_KINDS = frozenset({"location", "locations", "place", "places", "thing", "things", "entity", "entities", "item", "items"})
 # Words that name one relation concept in questions and in KGs' relation names, where spelling ties none to another: "what
@@ -74,12 +75,13 @@ SYNONYMS: tuple[frozenset[str], ...] = tuple(frozenset(group.split()) for group 
     "industry industries sector sectors",
     "ticker tickers symbol symbols",
 ))
+CATEGORY = "genre"  # its synonyms name a category of things, not a thing: "kind", "type", "category"
 # words asking for the topic's peers, things that share something with it ("which other films did the director of E make",
 # "films that share actors with E", "the actor E starred together with who"); a word with the prefix "co-" asks so too
 PEER_WORDS = frozenset({"other", "share", "shares", "shared", "same", "else", "also", "together"})
 SHARING_WORDS = frozenset({"share", "shares", "shared", "same", "together"})  # the peer is what comes before them
 # words of a request wrapped around the question ("can you tell me the name of the person who directed E"): no step's
-REQUEST_WORDS = frozenset({"can", "could", "would", "you", "me", "i", "tell", "please", "give", "show", "list", "know", "want", "like"})
+REQUEST_WORDS = frozenset({"can", "could", "would", "you", "me", "i", "tell", "please", "give", "show", "list", "find", "know", "want", "like"})
 # "how much", "how many": they ask for an amount as "what" asks for a thing ("how much money did it cost to make E" is one
 # step, budget); "when" and "where" stay, as they name the answer's kind, a time or a place, that a step gives
 AMOUNT_WORDS = frozenset({"how", "much", "many"})
@@ -217,7 +219,7 @@ def answer_noun(masked_question: str) -> list[str]:
             continue
         if _unpossessed(token) == TOPIC or token in WH_WORDS:  # the topic, or its possessive after the noun ("which
             break  # country is E's club in")
-        if is_content(token) and token not in GENERIC_NOUNS:
+        if is_content(token) and token not in GENERIC_NOUNS and not (token in REQUEST_WORDS and not run):  # "give me the films"
             run = [] if _unpossessed(token) != token else [*run, token]
         elif run:
             break
