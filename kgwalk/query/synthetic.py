@@ -21,7 +21,7 @@ from kgwalk.query.hits import WalkHit
 from kgwalk.query.corpus_paths import (embed_cached, parse_signature, path_readings, phrase_words, read_corpus_paths, read_mirrored_relations,
                                        unit_vectors)
 from kgwalk.query.temporal import label_year
-from kgwalk.query.words import (GENERIC_KINDS, SYNONYMS, TWICE_PREFIXES, answer_noun, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops,
+from kgwalk.query.words import (CATEGORY, GENERIC_KINDS, SYNONYMS, TWICE_PREFIXES, answer_noun, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops,
                                 focus_weights, kin_by_marriage, linked_phrases, named_topics, path_order, relation_mentions, relation_word_matches, same_stem, shared_words,
                                 synonym_index, synonyms, topic_kind_words, words_of)
 from kgwalk.verbalize.template import PREPOSITIONS, TemplateVerbalizer
@@ -454,6 +454,8 @@ class SyntheticPrior:
         per_path = np.array([sum(match[label] for label in ends[sig]) / len(ends[sig]) for sig in sigs])
         if not when:  # what a step's own phrase calls its end is what it is, whatever its label reads like
             per_path = np.where(self._ends_named(sigs, noun), 1.0, per_path)
+            # a category ("has genre") is no thing of the kind asked for, however like it its label reads
+            per_path = np.where(self._ends_categories(sigs, masked_question), per_path.min(), per_path)
         above = per_path - per_path.mean()
         # within the margin, noise: a screenwriter's name reads no more like "screenwriter" than an actor's
         return np.sign(above) * np.maximum(np.abs(above) - self.settings.answer_type_margin, 0.0)
@@ -468,6 +470,15 @@ class SyntheticPrior:
             return all(any(same_stem(k, n) for n in noun) for k in kind) and all(any(same_stem(k, n) for k in kind) for n in noun)
 
         return np.array([any(names(kind) for kind in self._end_kinds(sig.rsplit("|", 1)[-1])) for sig in sigs], bool)
+
+    def _ends_categories(self, sigs: list[str], masked_question: str) -> np.ndarray:
+        """Per path, whether its last step's phrase names its end a category ("has genre": a word of the synonyms of
+        "genre", as "kind" and "type") where no word of the question asks for one: a genre reads like "movies" to word
+        vectors, but "which movies star E" asks for no genre."""
+        categories = self.synonyms_of.get(CATEGORY, frozenset())
+        if any(w in categories for w in words_of(masked_question)):
+            return np.zeros(len(sigs), bool)
+        return np.array([any(k in categories for kind in self._end_kinds(sig.rsplit("|", 1)[-1]) for k in kind) for sig in sigs], bool)
 
     def peers(self, sigs: list[str], masked_question: str) -> np.ndarray:
         """Per path, what reaching a peer of the topic is worth: a peer shares a node with the topic by one relation, so the
