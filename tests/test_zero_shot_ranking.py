@@ -282,7 +282,6 @@ def test_a_word_saying_what_kind_of_thing_the_topic_is_is_no_step(tmp_path, monk
     assert prior.expected_hops("which person wrote E") == pytest.approx(2 / 1.75)
 
 
-
 def test_a_relation_named_in_two_words_is_one_steps_name(tmp_path, monkeypatch):
     relations_of = {"national": ["national_team"], "team": ["national_team"], "shirt": ["shirt_number"], "number": ["shirt_number"],
                     "country": ["country"], "club": ["club"]}

@@ -44,7 +44,8 @@ GENERIC_KINDS = frozenset({"location", "locations", "place", "places", "thing", 
 # Wikidata is CC0) and the names DBpedia and Freebase give them; "living" and the describing words after misses on the dev
 # sets ("what do the children of E do for a living", "which words describe E"), "about" (main subject's alias) and the
 # coach group (head coach's aliases) after misses on the fresh wordings ("which movies are about E", "who manages E"),
-# "partner" (spouse's alias) after misses on fresh3 ("what nationality is E's partner").
+# "partner" (spouse's alias), "tagged" and "keyword" after misses on fresh3 ("what nationality is E's partner", "which movies
+# are tagged with E").
 # Exact forms, plurals listed: a stem would tie "cast" to "castle". A word in no group matches by spelling only (`same_stem`)
 SYNONYMS: tuple[frozenset[str], ...] = tuple(frozenset(group.split()) for group in (
     "kind kinds sort sorts type types genre genres category categories",
