@@ -261,7 +261,7 @@ class SyntheticPrior:
         type_of = dict(zip(sigs, types.tolist()))
 
         def names_the_kind(step: str) -> bool:  # or a kind any place or thing is ("has location"); "where" names none
-            return all(any(same_stem(k, n) for k in kind for n in noun) or set(kind) <= GENERIC_KINDS or where for kind in self._end_kinds(step))
+            return where or all(any(same_stem(k, n) for k in kind for n in noun) or set(kind) <= GENERIC_KINDS for kind in self._end_kinds(step))
 
         def one_step_on(sig: str) -> bool:
             steps = sig.split("|")

@@ -426,9 +426,9 @@ def relation_word_matches(word: str, relations_of: dict[str, list[str]], *, syno
     if not is_content(word):
         return {}
     word = _unpossessed(word)
-    if kin_by_marriage(word):  # "father-in-law": what "spouse" and "father" name
+    if parts := kin_by_marriage(word):  # "father-in-law": what "spouse" and "father" name
         merged: dict[str, frozenset[str]] = {}
-        for part in kin_by_marriage(word):
+        for part in parts:
             for relation, words in relation_word_matches(part, relations_of, synonyms_of=synonyms_of).items():
                 merged[relation] = merged.get(relation, frozenset()) | words
         return merged
@@ -486,9 +486,7 @@ def asks_for_a_peer(masked_question: str) -> bool:
 # "grandchildren" the children's children
 GRAND = "grand"
 TWICE_PREFIXES = ("co-", GRAND)
-
-
-IN_LAW = "-in-law"
+IN_LAW = "-in-law"  # "father-in-law": kin by marriage, the spouse's father
 
 
 def kin_by_marriage(word: str) -> tuple[str, ...]:
