@@ -247,8 +247,9 @@ def conjunction_questions(kb: Kb, spec: Conjunction, count: int, rng: np.random.
 # Which templates a set's questions are written from: those the ranking was developed on, or one of two fresh
 # wordings (per family, *_REWORDINGS) that ask the same paths of the same topics in other words, for checking: "fresh"
 # was written after session 49's tuning and measured, "fresh2" written before any of fresh's misses were looked at,
-# "fresh3" at session 51's start, before any change it could judge, and run once at its end.
-Wordings = Literal["dev", "fresh", "fresh2", "fresh3"]
+# "fresh3" at session 51's start, before any change it could judge, and run once at its end; "fresh4" at session 53's
+# start, before any of its misses were read.
+Wordings = Literal["dev", "fresh", "fresh2", "fresh3", "fresh4"]
 Rewordings = dict[str, dict[str, tuple[tuple[str, str], ...]]]  # wording -> path name -> (style, template with {e})
 
 
