@@ -248,8 +248,9 @@ def conjunction_questions(kb: Kb, spec: Conjunction, count: int, rng: np.random.
 # wordings (per family, *_REWORDINGS) that ask the same paths of the same topics in other words, for checking: "fresh"
 # was written after session 49's tuning and measured, "fresh2" written before any of fresh's misses were looked at,
 # "fresh3" at session 51's start, before any change it could judge, and run once at its end; "fresh4" at session 53's
-# start, before any of its misses were read.
-Wordings = Literal["dev", "fresh", "fresh2", "fresh3", "fresh4"]
+# start, before any of its misses were read; "fresh5" then by someone who had read none of the prior's word rules
+# (only the paths), kept untuned: run at session 53's start and end, its misses not read.
+Wordings = Literal["dev", "fresh", "fresh2", "fresh3", "fresh4", "fresh5"]
 Rewordings = dict[str, dict[str, tuple[tuple[str, str], ...]]]  # wording -> path name -> (style, template with {e})
 
 

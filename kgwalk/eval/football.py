@@ -156,6 +156,25 @@ FOOTBALL_REWORDINGS: Rewordings = {
         "club teammates' national teams": (("possessive", "which national teams do the players at {e}'s club play for?"),),
         "coaches at a club": (("possessive", "who are the coaches of the national teams that {e}'s players play for?"),),
     },
+    "fresh5": {
+        "club": (("terse", "{e} current club"),),
+        "national team": (("plain", "which country does {e} represent internationally?"), ("possessive", "{e}'s national side")),
+        "position": (("terse", "{e} playing position"),),
+        "shirt number": (("possessive", "{e}'s jersey number at the world cup"),),
+        "age": (("terse", "{e} age"),),
+        "coach": (("plain", "who manages the {e} national team?"), ("passive", "by whom is {e} coached at the world cup?")),
+        "coach's nationality": (("plain", "where is the manager {e} from?"), ("possessive", "{e}'s nationality as a coach")),
+        "club's country": (("plain", "which country is {e} based in?"), ("terse", "{e} club country league")),
+        "club's players": (("plain", "which world cup players play for {e}?"), ("verbose", "give me a list of all the squad members at the tournament whose club is {e}")),
+        "club's country of a player": (("plain", "in which country does {e} play his club football?"), ("nested", "where is the club that {e} plays for located?")),
+        "national coach of a player": (("possessive", "who is {e}'s national team manager?"), ("nested", "who coaches the country that {e} plays for?")),
+        "club teammates": (("plain", "who plays at the same club as {e}?"), ("terse", "{e} club teammates")),
+        "national teams at a club": (("plain", "which national teams have players from {e}?"), ("nested", "what countries do the players at {e} represent?")),
+        "coach's nationality of a team": (("plain", "where is the {e} manager from?"), ("possessive", "{e}'s head coach nationality")),
+        "national coach's nationality": (("nested", "what nationality is the manager of the national team {e} plays for?"), ("terse", "{e} national team coach nationality")),
+        "club teammates' national teams": (("plain", "what countries do {e}'s club teammates play for?"), ("nested", "which national teams are represented by the guys who share a club with {e}?")),
+        "coaches at a club": (("verbose", "which national team coaches have players from {e} in their squads?"), ("nested", "who manages the national teams of the players who play for {e}?")),
+    },
 }
 
 FOOTBALL_CONJUNCTIONS = (
