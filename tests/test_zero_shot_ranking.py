@@ -18,7 +18,7 @@ from kgwalk.errors import KgwalkError
 from kgwalk.query.corpus_paths import corpus_paths, embed_cached, path_questions, path_readings, read_mirrored_relations
 from kgwalk.query.synthetic import SyntheticPrior, peer_pairs
 from kgwalk.storage import write_table
-from kgwalk.query.words import SYNONYMS, answer_noun, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops, focus_weights, is_content, kin_by_marriage, linked_phrases, named_topics, path_order, predicate_noun, relation_mentions, relation_word_matches, same_stem, shared_words, synonym_index, synonyms, topic_kind_words, words_of
+from kgwalk.query.words import SYNONYMS, answer_noun, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops, focus_weights, is_content, kin_by_marriage, linked_phrases, named_topics, path_order, predicate_noun, relation_mentions, relation_word_matches, names_word, same_stem, shared_words, synonym_index, synonyms, topic_kind_words, words_of
 from kgwalk.verbalize.template import TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
@@ -259,18 +259,36 @@ def test_a_kg_s_own_synonyms_name_its_relations(tmp_path, monkeypatch):
         load_config(overrides=['query.synthetic.synonyms=["drug"]'])
 
 
+def test_synonym_groups_tell_apart_words_spelled_alike():
+    """A question's word names a relation's word by a synonym or by spelling (`same_stem`), but not by spelling where the
+    two are in different synonym groups: "who is a native of E" asks for a birthplace, and "native" read as a form of
+    "nationality" sent it a step on to the nationality of those born there (fresh4)."""
+    assert names_word("native", "birth") and not names_word("native", "nationality")
+    assert names_word("hometowns", "birthplace") and names_word("appeared", "starring") and names_word("represents", "national")
+    assert not names_word("nationality", "national")  # the citizenship, not the national team
+    assert names_word("married", "marriage")  # "marriage" is in no group: spelling still tells
+    assert names_word("directed", "director") and names_word("screenwriter", "written")
+
+
 def test_a_word_saying_what_kind_of_thing_the_topic_is_is_no_step(tmp_path, monkeypatch):
     """"which person wrote the movie E": "movie" says what E is, no step; counted, 3 words read as two steps and E's
     writer's other films won. Not a word naming a relation ("the director E": the step from E by directed_by), and not
     where the question names no relation (ids: a kind and a role read alike)."""
     relations_of = {"written": ["written_by"], "directed": ["directed_by"]}
     names = lambda word: relation_word_matches(word, relations_of)  # noqa: E731
-    assert topic_kind_words("which person wrote the movie E", names) == 1
-    assert topic_kind_words("E is a film written by this person", names) == 1  # the topic leads, a copula and an article
-    assert topic_kind_words("which films star the actors who worked with the director E", names) == 0  # "director" names directed_by
-    assert topic_kind_words("who wrote E", names) == 0
-    assert topic_kind_words("which child of E was a poet", names) == 0  # the child is the poet, not E
-    assert topic_kind_words("which person wrote the movie E", lambda word: {}) == 0  # nothing named: no kind told from a role
+    assert topic_kind_words("which person wrote the movie E", names) == {4}
+    assert topic_kind_words("E is a film written by this person", names) == {3}  # the topic leads, a copula and an article
+    assert topic_kind_words("which films star the actors who worked with the director E", names) == set()  # "director" names directed_by
+    assert topic_kind_words("who wrote E", names) == set()
+    assert topic_kind_words("which child of E was a poet", names) == set()  # the child is the poet, not E
+    assert topic_kind_words("which person wrote the movie E", lambda word: {}) == set()  # nothing named: no kind told from a role
+    clubs = {"club": ["club"], "country": ["country", "located_in"], "located": ["located_in"], "coach": ["coach"]}
+    names_club = lambda word: relation_word_matches(word, clubs)  # noqa: E731
+    # "a club" says which kind of thing E is even where "club" names a relation: one step, to the country, not two
+    assert topic_kind_words("E is a club from which country", names_club) == {3}
+    assert relation_mentions("E is a club from which country", names_club) == 1
+    assert topic_kind_words("E is the club of which player", names_club) == set()  # "the club of": a role, a step
+    assert topic_kind_words("E is a coach of which team", names_club) == set()
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
 
     class Flat:

@@ -22,8 +22,8 @@ from kgwalk.query.corpus_paths import (embed_cached, parse_signature, path_readi
                                        unit_vectors)
 from kgwalk.query.temporal import label_year
 from kgwalk.query.words import (CATEGORY, GENERIC_KINDS, SYNONYMS, TWICE_PREFIXES, answer_noun, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops,
-                                focus_weights, kin_by_marriage, linked_phrases, named_topics, path_order, relation_mentions, relation_word_matches, same_stem, shared_words,
-                                synonym_index, synonyms, topic_kind_words, words_of)
+                                focus_weights, kin_by_marriage, linked_phrases, named_topics, names_word, path_order, relation_mentions, relation_word_matches, same_stem, shared_words,
+                                synonym_index, topic_kind_words, words_of)
 from kgwalk.verbalize.template import PREPOSITIONS, TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
@@ -170,7 +170,7 @@ class SyntheticPrior:
         from one takes its share ("which child of E was born in E": one step from each)."""
         s = self.settings
         # "national team": one step's name, two words; "the movie E": E's kind, no step
-        names_once = compound_words(masked_question, self._word_relations) + topic_kind_words(masked_question, self._word_relations)
+        names_once = compound_words(masked_question, self._word_relations) + len(topic_kind_words(masked_question, self._word_relations))
         counts = [expected_hops(masked_question, s.words_per_hop) - names_once / s.words_per_hop]
         if s.mention_hops:
             counts.append(s.mention_hops * relation_mentions(masked_question, self._word_relations))
@@ -205,10 +205,11 @@ class SyntheticPrior:
 
     def _matches(self, vocabulary: list[str], asked: list[str], *, compounds: bool = False) -> np.ndarray:
         """(vocabulary, asked): how well each path word matches each question word: the cosine of their word
-        vectors, 1 for one stem (`same_stem`, with `compounds`) or synonyms (`synonyms`: "living", "profession")."""
+        vectors, 1 where the question's word names the path's (`names_word`: one stem, with `compounds`, or synonyms:
+        "living", "profession")."""
         # einsum, not BLAS: see PathPrior.votes
         match = np.einsum("ij,kj->ik", self._word_vectors(vocabulary), self._word_vectors(asked))
-        stems = np.array([[same_stem(a, b, compounds=compounds) or synonyms(b, a, self.synonyms_of) for b in asked] for a in vocabulary])
+        stems = np.array([[names_word(b, a, self.synonyms_of, compounds=compounds) for b in asked] for a in vocabulary])
         return np.where(stems, 1.0, match)
 
     def coverages(self, sigs: list[str], masked_question: str) -> np.ndarray:

@@ -45,7 +45,8 @@ GENERIC_KINDS = frozenset({"location", "locations", "place", "places", "thing", 
 # sets ("what do the children of E do for a living", "which words describe E"), "about" (main subject's alias) and the
 # coach group (head coach's aliases) after misses on the fresh wordings ("which movies are about E", "who manages E"),
 # "partner" (spouse's alias), "tagged" and "keyword" after misses on fresh3 ("what nationality is E's partner", "which movies
-# are tagged with E").
+# are tagged with E"); "hometown", "native", "appeared", "trains" and the national-team group ("represents" is an alias of
+# Wikidata's country for sport) after misses on fresh4 ("who is a native of E", "E appeared in which films").
 # Exact forms, plurals listed: a stem would tie "cast" to "castle". A word in no group matches by spelling only (`same_stem`)
 SYNONYMS: tuple[frozenset[str], ...] = tuple(frozenset(group.split()) for group in (
     "kind kinds sort sorts type types genre genres category categories",
@@ -55,8 +56,8 @@ SYNONYMS: tuple[frozenset[str], ...] = tuple(frozenset(group.split()) for group 
     "parents parent father fathers mother mothers",
     "sibling siblings brother brothers sister sisters",
     "nationality nationalities citizenship citizen citizens",
-    "birthplace birthplaces birth born",
-    "actor actors actress actresses acted starring starred star stars cast",
+    "birthplace birthplaces birth born hometown hometowns native natives",
+    "actor actors actress actresses acted starring starred star stars cast appear appears appeared appearance appearances",
     "director directors directed filmmaker filmmakers",
     "writer writers wrote written author authors authored screenwriter screenwriters scriptwriter scriptwriters",
     "language languages tongue",
@@ -66,7 +67,8 @@ SYNONYMS: tuple[frozenset[str], ...] = tuple(frozenset(group.split()) for group 
     "employer employers employed employs employee employees",
     "headquartered headquarter headquarters based",
     "founded founder founders established",
-    "coach coaches coached manager managers manages managed trainer trainers",
+    "coach coaches coached manager managers manages managed trainer trainers trains trained",
+    "national international internationally represent represents represented representing",
     "gender sex",
     "age aged old",
     "height tall",
@@ -324,18 +326,21 @@ def compound_words(masked_question: str, matches: Callable[[str], dict[str, froz
     return sum(not {a, b} & _NO_STEP_WORDS and (i + 1 in continuing or _one_relation(a, b, matches)) for i, (a, b) in enumerate(zip(tokens, tokens[1:])))
 
 
-def topic_kind_words(masked_question: str, matches: Callable[[str], dict[str, frozenset[str]]]) -> int:
-    """How many words of the question only say what kind of thing its topic is: a noun between an article and the topic
-    ("which person wrote the movie E") or after the topic leading the question, a copula and an article ("E is a film
-    written by this person"), that names no relation (`matches`: a word's `relation_word_matches`; "the director E"
-    names the step from E by directed_by). `expected_hops` counts each; none is a step. None where nothing else in the
-    question names a relation: where the KG's relation names say nothing (ids), a kind and a role read alike."""
+def topic_kind_words(masked_question: str, matches: Callable[[str], dict[str, frozenset[str]]]) -> set[int]:
+    """Which words of the question (their places among its words) only say what kind of thing its topic is: a noun
+    between an article and the topic ("which person wrote the movie E") or after the topic leading the question, a copula
+    and an article ("E is a film written by this person"), that names no relation (`matches`: a word's
+    `relation_word_matches`; "the director E" names the step from E by directed_by), or after an indefinite article,
+    whatever it names ("E is a club from which country": one of the clubs, not a step to one; "E is the coach of which
+    team" is a role). `expected_hops` counts each and `relation_mentions` would; none is a step. None where nothing else
+    in the question names a relation: where the KG's relation names say nothing (ids), a kind and a role read alike."""
     tokens = [_unpossessed(w.lower()) for w in WORD.findall(masked_question)]
     before = {i for i in range(1, len(tokens) - 1) if tokens[i + 1] == TOPIC and tokens[i - 1] in ARTICLES}
     # the topic the subject, first: "which child of E was a poet" asks the child to be one
     after = {3} if len(tokens) > 3 and tokens[0] == TOPIC and tokens[1] in COPULAS and tokens[2] in ARTICLES else set()
-    kinds = {i for i in before | after if is_content(tokens[i]) and not matches(tokens[i])}
-    return len(kinds) if any(matches(t) for i, t in enumerate(tokens) if i not in kinds) else 0
+    one_of = bool(after) and tokens[2] in ("a", "an") and tokens[4:5] != ["of"]
+    kinds = {i for i in before | after if is_content(tokens[i]) and (not matches(tokens[i]) or (i in after and one_of))}
+    return kinds if any(matches(t) for i, t in enumerate(tokens) if i not in kinds) else set()
 
 
 def _one_relation(a: str, b: str, matches: Callable[[str], dict[str, frozenset[str]]]) -> bool:
@@ -418,9 +423,21 @@ def synonyms(a: str, b: str, synonyms_of: dict[str, frozenset[str]] = SYNONYMS_O
     return group is not None and b in group
 
 
+def _told_apart(a: str, b: str, synonyms_of: dict[str, frozenset[str]]) -> bool:
+    """Whether two words are in different synonym groups: alike in spelling, unlike in meaning ("native", "nationality")."""
+    group_a, group_b = synonyms_of.get(a), synonyms_of.get(b)
+    return group_a is not None and group_b is not None and group_a != group_b
+
+
+def names_word(word: str, phrase_word: str, synonyms_of: dict[str, frozenset[str]] = SYNONYMS_OF, *, compounds: bool = True) -> bool:
+    """Whether a question's word (lower-cased) names a word of a relation's phrase: its synonym (`synonyms`), or a form of it
+    (`same_stem`) unless the synonym groups tell the two apart: "native" is a birthplace's word, not "nationality"'s."""
+    return synonyms(word, phrase_word, synonyms_of) or (same_stem(word, phrase_word, compounds=compounds) and not _told_apart(word, phrase_word, synonyms_of))
+
+
 def relation_word_matches(word: str, relations_of: dict[str, list[str]], *, synonyms_of: dict[str, frozenset[str]] = SYNONYMS_OF) -> dict[str, frozenset[str]]:
-    """Per relation, the words of its phrases that `word` (lower-cased) is a form of (`same_stem`, compounds counted) or a
-    synonym of (`synonyms` by `synonyms_of`: "what kind of film is E", has_genre; "who acted in E", film.film.starring);
+    """Per relation, the words of its phrases that `word` (lower-cased) names (`names_word`: a form, compounds counted, or a
+    synonym by `synonyms_of`: "what kind of film is E", has_genre; "who acted in E", film.film.starring);
     only relations with some. `relations_of`: each word of the KG's relation phrases, the relations it is a word of (a KG
     of thousands of relations has far fewer distinct words). A possessive names what its word does ("E's father's wife")."""
     if not is_content(word):
@@ -434,7 +451,7 @@ def relation_word_matches(word: str, relations_of: dict[str, list[str]], *, syno
         return merged
     found: dict[str, set[str]] = {}
     for phrase_word in relations_of:
-        if same_stem(word, phrase_word, compounds=True) or synonyms(word, phrase_word, synonyms_of):
+        if names_word(word, phrase_word, synonyms_of):
             for relation in relations_of[phrase_word]:
                 found.setdefault(relation, set()).add(phrase_word)
     return {r: frozenset(words) for r, words in found.items()}
@@ -506,11 +523,13 @@ def relation_mentions(masked_question: str, matches: Callable[[str], dict[str, f
     of the question; one restating the noun before its relative pronoun is no new mention ("the director that directed E"),
     nor one right after a word of the same relation ("which screenwriter wrote E": the noun and its verb) or joined to one
     by a conjunction ("who are E's mother and father": one step, parents). A word of kin by marriage names both its
-    relations (`kin_by_marriage`: "E's father-in-law", two steps)."""
+    relations (`kin_by_marriage`: "E's father-in-law", two steps). Not a word saying what the topic is
+    (`topic_kind_words`: "E is a club from which country")."""
     tokens = [w.lower() for w in WORD.findall(masked_question)]
+    kind_words = topic_kind_words(masked_question, matches)
     by_relation: dict[str, dict[int, frozenset[str]]] = {}
     for i, token in enumerate(tokens):
-        for relation, words in matches(token).items():
+        for relation, words in ({} if i in kind_words else matches(token)).items():
             by_relation.setdefault(relation, {})[i] = words
     taken: set[int] = set()
     mentions = 0
