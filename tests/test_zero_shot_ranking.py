@@ -265,6 +265,7 @@ def test_synonym_groups_tell_apart_words_spelled_alike():
     "nationality" sent it a step on to the nationality of those born there (fresh4)."""
     assert names_word("native", "birth") and not names_word("native", "nationality")
     assert names_word("hometowns", "birthplace") and names_word("appeared", "starring") and names_word("represents", "national")
+    assert names_word("works", "profession") and names_word("origin", "nationality")  # "what do E's kids work as"
     assert not names_word("nationality", "national")  # the citizenship, not the national team
     assert names_word("married", "marriage")  # "marriage" is in no group: spelling still tells
     assert names_word("directed", "director") and names_word("screenwriter", "written")

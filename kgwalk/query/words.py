@@ -45,17 +45,18 @@ GENERIC_KINDS = frozenset({"location", "locations", "place", "places", "thing", 
 # sets ("what do the children of E do for a living", "which words describe E"), "about" (main subject's alias) and the
 # coach group (head coach's aliases) after misses on the fresh wordings ("which movies are about E", "who manages E"),
 # "partner" (spouse's alias), "tagged" and "keyword" after misses on fresh3 ("what nationality is E's partner", "which movies
-# are tagged with E"); "hometown", "native", "appeared", "trains" and the national-team group ("represents" is an alias of
-# Wikidata's country for sport) after misses on fresh4 ("who is a native of E", "E appeared in which films").
-# Exact forms, plurals listed: a stem would tie "cast" to "castle". A word in no group matches by spelling only (`same_stem`)
+# are tagged with E"); "hometown", "native", "appeared", "trains", "work", "origin" and the national-team group ("represents"
+# is an alias of Wikidata's country for sport) after misses on fresh4 ("who is a native of E", "E appeared in which films").
+# Exact forms, plurals listed: a stem would tie "cast" to "castle". A word in no group matches by spelling only (`same_stem`);
+# two words in different groups never by spelling (`names_word`: "native", "nationality")
 SYNONYMS: tuple[frozenset[str], ...] = tuple(frozenset(group.split()) for group in (
     "kind kinds sort sorts type types genre genres category categories",
-    "profession professions occupation occupations job jobs career careers living",  # "what does E do for a living"
+    "profession professions occupation occupations job jobs career careers living work works",  # "what does E do for a living", "what do E's kids work as"
     "spouse spouses husband husbands wife wives married marry marries partner partners",
     "children child son sons daughter daughters kid kids offspring",
     "parents parent father fathers mother mothers",
     "sibling siblings brother brothers sister sisters",
-    "nationality nationalities citizenship citizen citizens",
+    "nationality nationalities citizenship citizen citizens origin origins",  # "what is E's country of origin"
     "birthplace birthplaces birth born hometown hometowns native natives",
     "actor actors actress actresses acted starring starred star stars cast appear appears appeared appearance appearances",
     "director directors directed filmmaker filmmakers",
