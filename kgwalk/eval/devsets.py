@@ -249,8 +249,9 @@ def conjunction_questions(kb: Kb, spec: Conjunction, count: int, rng: np.random.
 # was written after session 49's tuning and measured, "fresh2" written before any of fresh's misses were looked at,
 # "fresh3" at session 51's start, before any change it could judge, and run once at its end; "fresh4" at session 53's
 # start, before any of its misses were read; "fresh5" then by someone who had read none of the prior's word rules
-# (only the paths), kept untuned: run at session 53's start and end, its misses not read.
-Wordings = Literal["dev", "fresh", "fresh2", "fresh3", "fresh4", "fresh5"]
+# (only the paths), kept untuned: run at session 53's start and end, its misses not read; "fresh6" by another such
+# writer at session 54's start, in styles the others lack (chatty, keyword, non-native, quiz), its misses read.
+Wordings = Literal["dev", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6"]
 Rewordings = dict[str, dict[str, tuple[tuple[str, str], ...]]]  # wording -> path name -> (style, template with {e})
 
 
