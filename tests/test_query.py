@@ -56,6 +56,9 @@ def test_masked_question_keeps_only_the_shape():
     lex = lexicon_of(["Kismet", "Juarez"])
     assert masked_question("who directed [Kismet]", lex.mentions("who directed [Kismet]")) == "who directed E"
     assert masked_question("who directed Juarez", lex.mentions("who directed Juarez")) == "who directed E"
+    # what led to the question is no part of its shape, nor a wh-word's contracted "is"
+    told = "I saw Juarez last night and loved it — who's the director?"
+    assert masked_question(told, lex.mentions(told)) == "who is the director?"
 
 
 def test_hybrid_search_puts_the_named_entity_first(sample_corpus):

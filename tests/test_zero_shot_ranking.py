@@ -18,7 +18,7 @@ from kgwalk.errors import KgwalkError
 from kgwalk.query.corpus_paths import corpus_paths, embed_cached, path_questions, path_readings, read_mirrored_relations
 from kgwalk.query.synthetic import SyntheticPrior, peer_pairs
 from kgwalk.storage import write_table
-from kgwalk.query.words import SYNONYMS, answer_noun, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops, focus_weights, is_content, kin_by_marriage, linked_phrases, named_topics, path_order, predicate_noun, relation_mentions, relation_word_matches, names_word, same_stem, shared_words, synonym_index, synonyms, topic_kind_words, words_of
+from kgwalk.query.words import SYNONYMS, answer_noun, asked_part, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops, focus_weights, is_content, kin_by_marriage, linked_phrases, named_topics, path_order, predicate_noun, relation_mentions, relation_word_matches, names_word, same_stem, shared_words, synonym_index, synonyms, topic_kind_words, words_of
 from kgwalk.verbalize.template import TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
@@ -137,6 +137,23 @@ def test_a_question_asks_for_as_many_steps_as_its_content_words_say():
     assert expected_hops("how many votes does E have", 1.0) == 1.0
     # a verb's particle is part of the verb: "years", "films", "directed", "come"
     assert expected_hops("in which years did films directed by E come out", 2.0) == 2.0
+
+
+def test_the_sentences_that_only_tell_what_led_to_a_question_ask_for_no_step():
+    chatty = "I was reading up on E last night and got curious — who did they end up marrying?"
+    assert asked_part(chatty) == "who did they end up marrying?"
+    assert round(expected_hops(asked_part(chatty), 1.75)) == 1 and round(expected_hops(chatty, 1.75)) == 4
+    # a sentence asks by a wh-word or a question mark; a request after the question ("Name it.") tells nothing more
+    assert asked_part("Setting up my team and can't remember. Does E play up front or at the back?") == "Does E play up front or at the back?"
+    assert asked_part("Which country's passport would E have carried? Name it.") == "Which country's passport would E have carried?"
+    assert asked_part("I'm visiting E next month — which people were born there?") == "which people were born there?"
+    # one that says what of the topic is asked about stays: "those" are the writer's movies
+    linked = "The writer of E wrote also other movies — in what years are those released?"
+    assert asked_part(linked) == linked and asked_part("I love E's style -- what else did they direct?") == "I love E's style -- what else did they direct?"
+    # every sentence asks, or none does: the question as it is
+    assert asked_part("Our club E sent players, right? Which countries are they playing for?") == "Our club E sent players, right? Which countries are they playing for?"
+    assert asked_part("List all the kids E had.") == "List all the kids E had." and asked_part("E - club") == "E - club"
+    assert asked_part("who's the writer of E") == "who is the writer of E" and asked_part("E's club?") == "E's club?"
 
 
 def test_a_nested_question_asks_for_as_many_steps_as_the_phrases_it_links(tmp_path, monkeypatch):

@@ -26,6 +26,7 @@ from kgwalk.config import Config
 from kgwalk.errors import KgwalkError
 from kgwalk.query.hits import WalkHit
 from kgwalk.query.lexicon import EntityLexicon, Mention
+from kgwalk.query.words import asked_part
 from kgwalk.walks.graph import fold64
 from kgwalk.walks.labels import signature
 
@@ -38,12 +39,13 @@ _BRACKETED = re.compile(r"\[[^\[\]]+\]")
 
 def masked_question(question: str, mentions: list[Mention]) -> str:
     """The question with its entity mentions replaced by 'E', so that only its shape is left; a typographic apostrophe
-    as a plain one, the word heuristics' (kgwalk/query/words.py): "E’s spouse" is E's spouse, not E, "s" and spouse."""
+    as a plain one, the word heuristics' (kgwalk/query/words.py): "E’s spouse" is E's spouse, not E, "s" and spouse; and
+    only the sentences that ask (`asked_part`)."""
     masked = _BRACKETED.sub("E", question)
     for m in mentions:
         if not m.bracketed:
             masked = re.sub(re.escape(m.text), "E", masked, count=1, flags=re.I)
-    return masked.replace("’", "'")
+    return asked_part(masked.replace("’", "'"))
 
 
 @dataclass(frozen=True)

@@ -141,6 +141,31 @@ def same_stem(a: str, b: str, *, compounds: bool = False) -> bool:
     return compounds and shorter[:STEM] in longer[1:]
 
 
+# where a question's sentences and its asides set off by a dash part
+_SENTENCE_BREAK = re.compile(r"(?<=[.?!;])\s+|\s+[—–-]{1,2}\s+")
+# a wh-word's "is" written into it: "who's managing E" asks as "who is managing E" does
+_WH_IS = re.compile(r"\b(who|what|where|when|which|how)'s\b", re.I)
+
+
+def asked_part(masked_question: str) -> str:
+    """The question without its sentences that only tell what led to it, and with a wh-word's contracted "is" written
+    out. A sentence asks where it holds a wh-word or ends in "?"; "I was reading up on E last night and got curious —
+    who did they end up marrying?" asks for one step, not for as many as its words. A sentence that says what of the
+    topic is asked about ("of E", "E's") stays: "the writer of E wrote other movies too — in what years are those
+    released?". The question as it is where every sentence asks or none does ("List all the kids E had.")."""
+    question = _WH_IS.sub(r"\1 is", masked_question)
+    parts = [p for p in _SENTENCE_BREAK.split(question.strip()) if p]
+    kept = [p for p in parts if p.endswith("?") or _first_wh(tokens := [w.lower() for w in WORD.findall(p)]) is not None
+            or _links_the_topic(tokens)]
+    return " ".join(kept) if 0 < len(kept) < len(parts) else question
+
+
+def _links_the_topic(tokens: list[str]) -> bool:
+    """Whether lower-cased tokens tie the masked topic to a noun before it, by "of" or a possessive ("the actors of E",
+    "E's films")."""
+    return any(t == TOPIC and i and tokens[i - 1] == "of" or t == TOPIC + "'s" for i, t in enumerate(tokens))
+
+
 def _first_wh(tokens: list[str]) -> int | None:
     """Where the first wh-word is among lower-cased tokens; None without one."""
     return next((i for i, w in enumerate(tokens) if w in WH_WORDS), None)
