@@ -135,6 +135,9 @@ def test_a_question_asks_for_as_many_steps_as_its_content_words_say():
     # a preposition of place is its verb's or noun's ("players", "contract"); "about" can name a step (a film's tags)
     assert expected_hops("which players are under contract at E", 1.0) == 2.0 and expected_hops("what is E about", 1.0) == 1.0
     assert expected_hops("how many votes does E have", 1.0) == 1.0
+    # pronouns and a request's "identify" name no step: "coach", "coming", "country"; "individuals", "parents"
+    assert expected_hops("The coach E, he is coming from which country?", 1.0) == 3.0
+    assert expected_hops("Could you identify the individuals who are the parents of E?", 1.0) == 2.0
     # a verb's particle is part of the verb: "years", "films", "directed", "come"
     assert expected_hops("in which years did films directed by E come out", 2.0) == 2.0
 
@@ -162,6 +165,9 @@ def test_a_nested_question_asks_for_as_many_steps_as_the_phrases_it_links(tmp_pa
     assert linked_phrases("in which country was the director of E born?") == 1
     assert linked_phrases("where is E's team based?") == 1
     assert linked_phrases("who directed the films that E acted in") == 1
+    # a relative clause whose copula restates the noun before it links nothing more; a passive one does
+    assert linked_phrases("Could you identify the individuals who are the parents of E?") == 1
+    assert linked_phrases("the films that are directed by the director of E") == 2
     # a question asking with "do" links what it asks for to its subject by its verb, once, whatever the subject's own links
     assert linked_phrases("which films did E direct?") == 1 and linked_phrases("which club does E play for?") == 1
     assert linked_phrases("which movies did the directors of E's films make?") == 3

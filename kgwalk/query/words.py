@@ -14,6 +14,7 @@ FUNCTION_WORDS = frozenset({
     "a", "an", "the", "of", "in", "on", "by", "to", "for", "is", "are", "was", "were", "be", "been", "did",
     "do", "does", "has", "have", "had", "what", "which", "who", "whom", "whose", "that", "this", "these", "those", "and", "or",
     "with", "as", "at", "from", "it", "its", "their", "his", "her", "they", "there", "e",
+    "he", "she", "him", "them", "we", "us", "our", "my", "your",  # "the coach E, he is coming from which country"
 })
 WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 PLACEHOLDER = "something"  # a path question's inner entities
@@ -85,7 +86,8 @@ CATEGORY = "genre"  # its synonyms name a category of things, not a thing: "kind
 PEER_WORDS = frozenset({"other", "share", "shares", "shared", "same", "else", "also", "together"})
 SHARING_WORDS = frozenset({"share", "shares", "shared", "same", "together"})  # the peer is what comes before them
 # words of a request wrapped around the question ("can you tell me the name of the person who directed E"): no step's
-REQUEST_WORDS = frozenset({"can", "could", "would", "you", "me", "i", "tell", "please", "give", "show", "list", "find", "know", "want", "like"})
+REQUEST_WORDS = frozenset({"can", "could", "would", "you", "me", "i", "tell", "please", "give", "show", "list", "find", "know", "want", "like",
+                           "identify"})
 # "how much", "how many": they ask for an amount as "what" asks for a thing ("how much money did it cost to make E" is one
 # step, budget); "when" and "where" stay, as they name the answer's kind, a time or a place, that a step gives
 AMOUNT_WORDS = frozenset({"how", "much", "many"})
@@ -382,8 +384,9 @@ def linked_phrases(masked_question: str, matches: Callable[[str], dict[str, froz
     fewer than `expected_hops` reckons.
     Not links: an "of" with nothing after it ("what was E the director of"), an "of" inside a relation's name ("place
     of birth": both its neighbours words of one relation's phrases, `matches` being a word's `relation_word_matches`), an
-    "'s" that is "is" ("who's"), and a wh-word after a verb with at most a noun after it ("E starred who", "directed which
-    movies"): a relative clause has a verb and what it acts on."""
+    "'s" that is "is" ("who's"), a wh-word after a verb with at most a noun after it ("E starred who", "directed which
+    movies"): a relative clause has a verb and what it acts on; and a relative pronoun whose copula restates the noun
+    before it ("the individuals who are the parents of E": 1)."""
     tokens = [w.lower() for w in WORD.findall(masked_question)]
     # a question asking with "do" links what it asks for to its subject by the verb after it: "which movies did [the
     # directors of E's films] make" takes the subject's steps and one more
@@ -413,7 +416,9 @@ def linked_phrases(masked_question: str, matches: Callable[[str], dict[str, froz
             return i < len(tokens) - 1 and is_content(tokens[i + 1]) and not (i > 0 and links(i - 1, tokens[i - 1]))
         if t.endswith("'s"):
             return is_content(t[:-2]) or t[:-2] == TOPIC
-        return t in RELATIVE_PRONOUNS and _after_a_phrase(tokens, i) and len(after) >= 2
+        # not one restating what it follows: "the individuals who are the parents of E" are the parents
+        restates = after[0] in COPULAS and (after[1] in ARTICLES or after[1].endswith("'s") or after[1] in POSSESSIVE_PRONOUNS) if len(after) >= 2 else False
+        return t in RELATIVE_PRONOUNS and _after_a_phrase(tokens, i) and len(after) >= 2 and not restates
 
     count, in_relative = int(do is not None), False
     for i, t in enumerate(tokens):
