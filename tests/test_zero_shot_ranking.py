@@ -156,6 +156,9 @@ def test_the_sentences_that_only_tell_what_led_to_a_question_ask_for_no_step():
     # every sentence asks, or none does: the question as it is
     assert asked_part("Our club E sent players, right? Which countries are they playing for?") == "Our club E sent players, right? Which countries are they playing for?"
     assert asked_part("List all the kids E had.") == "List all the kids E had." and asked_part("E - club") == "E - club"
+    # a topic's label's "!" left outside its mention ends no sentence, and without a sentence that asks nothing is left out
+    assert asked_part("the scriptwriter of E! also wrote movies") == "the scriptwriter of E! also wrote movies"
+    assert asked_part("the writer of E. Other films. Years.") == "the writer of E. Other films. Years."
     assert asked_part("who's the writer of E") == "who is the writer of E" and asked_part("E's club?") == "E's club?"
 
 

@@ -143,8 +143,9 @@ def same_stem(a: str, b: str, *, compounds: bool = False) -> bool:
     return compounds and shorter[:STEM] in longer[1:]
 
 
-# where a question's sentences and its asides set off by a dash part
-_SENTENCE_BREAK = re.compile(r"(?<=[.?!;])\s+|\s+[—–-]{1,2}\s+")
+# where a question's sentences and its asides set off by a dash part; not after the topic, whose label's own "!" or "."
+# ("Support Your Local Sheriff!") can be left outside its mention
+_SENTENCE_BREAK = re.compile(r"(?<=[.?!;])(?<!\bE[.!])\s+|\s+[—–-]{1,2}\s+")
 # a wh-word's "is" written into it: "who's managing E" asks as "who is managing E" does
 _WH_IS = re.compile(r"\b(who|what|where|when|which|how)'s\b", re.I)
 
@@ -157,9 +158,12 @@ def asked_part(masked_question: str) -> str:
     released?". The question as it is where every sentence asks or none does ("List all the kids E had.")."""
     question = _WH_IS.sub(r"\1 is", masked_question)
     parts = [p for p in _SENTENCE_BREAK.split(question.strip()) if p]
-    kept = [p for p in parts if p.endswith("?") or _first_wh(tokens := [w.lower() for w in WORD.findall(p)]) is not None
-            or _links_the_topic(tokens)]
-    return " ".join(kept) if 0 < len(kept) < len(parts) else question
+    tokens = [[w.lower() for w in WORD.findall(p)] for p in parts]
+    asking = [p.endswith("?") or _first_wh(t) is not None for p, t in zip(parts, tokens)]
+    if all(asking) or not any(asking):
+        return question
+    kept = [p for p, asks, t in zip(parts, asking, tokens) if asks or _links_the_topic(t)]
+    return " ".join(kept) if len(kept) < len(parts) else question
 
 
 def _links_the_topic(tokens: list[str]) -> bool:
