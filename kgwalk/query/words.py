@@ -420,9 +420,10 @@ def linked_phrases(masked_question: str, matches: Callable[[str], dict[str, froz
             return i < len(tokens) - 1 and is_content(tokens[i + 1]) and not (i > 0 and links(i - 1, tokens[i - 1]))
         if t.endswith("'s"):
             return is_content(t[:-2]) or t[:-2] == TOPIC
-        # not one restating what it follows: "the individuals who are the parents of E" are the parents
-        restates = after[0] in COPULAS and (after[1] in ARTICLES or after[1].endswith("'s") or after[1] in POSSESSIVE_PRONOUNS) if len(after) >= 2 else False
-        return t in RELATIVE_PRONOUNS and _after_a_phrase(tokens, i) and len(after) >= 2 and not restates
+        if t not in RELATIVE_PRONOUNS or len(after) < 2 or not _after_a_phrase(tokens, i):
+            return False
+        # not one whose copula restates the noun before it: "the individuals who are the parents of E" are the parents
+        return not (after[0] in COPULAS and (after[1] in ARTICLES or after[1] in POSSESSIVE_PRONOUNS or after[1].endswith("'s")))
 
     count, in_relative = int(do is not None), False
     for i, t in enumerate(tokens):
