@@ -169,7 +169,7 @@ def asked_part(masked_question: str) -> str:
 def _links_the_topic(tokens: list[str]) -> bool:
     """Whether lower-cased tokens tie the masked topic to a noun before it, by "of" or a possessive ("the actors of E",
     "E's films")."""
-    return any(t == TOPIC and i and tokens[i - 1] == "of" or t == TOPIC + "'s" for i, t in enumerate(tokens))
+    return any((t == TOPIC and i > 0 and tokens[i - 1] == "of") or t == TOPIC + "'s" for i, t in enumerate(tokens))
 
 
 def _first_wh(tokens: list[str]) -> int | None:
