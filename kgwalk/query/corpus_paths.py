@@ -117,6 +117,33 @@ def read_mirrored_relations(edges: str, relations: str) -> dict[str, set[str]]:
     return mirrors
 
 
+COVER_SHARE = 0.75  # of a step's ends a category's relation reaches too: what it reaches is of the category's kind
+CATEGORY_FAN_IN = 3.0  # subjects per object on average: a relation naming a kind (country), not a role (spouse)
+
+
+def read_covering_steps(edges: str, relations: str) -> dict[str, set[str]]:
+    """Per step (`relation>` or `<relation`), the category relations' steps (`relation>`) that reach most of what it
+    reaches (`graph.covered_ends`): a club's `located_in>` reaches countries `plays_for_country>` reaches, so its ends
+    are countries whatever its name says. From the table cache when found before."""
+    import sys
+
+    from kgwalk.query.table_cache import cached_arrays
+    from kgwalk.storage import read_version
+    from kgwalk.walks import graph
+
+    def build(versions: dict[str, int]) -> dict[str, np.ndarray]:
+        found = graph.covered_ends(read_version(edges, versions[edges], ["src", "rel", "dst"]), min_share=COVER_SHARE,
+                                   min_fan_in=CATEGORY_FAN_IN)
+        label_of = dict(zip(*(read_version(relations, versions[relations], ["id", "label"]).column(c).to_pylist() for c in ("id", "label"))))
+        pairs = [(signature([label_of[r]], [backward]), signature([label_of[s]], [False])) for r, backward, s in found]
+        return {"steps": np.array(pairs, str).reshape(-1, 2)}
+
+    covers: dict[str, set[str]] = {}
+    for step, other in cached_arrays("covering-steps", [edges, relations], [sys.modules[__name__], graph], build)["steps"].tolist():
+        covers.setdefault(step, set()).add(other)
+    return covers
+
+
 def parse_signature(sig: str) -> tuple[list[str], list[bool]]:
     """(relation labels, directions) of a signature string (kgwalk.walks.labels.signature)."""
     steps = sig.split("|")

@@ -18,7 +18,7 @@ from kgwalk.config import Config, SyntheticConf
 from kgwalk.embed.model import Embedder
 from kgwalk.errors import KgwalkError
 from kgwalk.query.hits import WalkHit
-from kgwalk.query.corpus_paths import (embed_cached, parse_signature, path_readings, phrase_words, read_corpus_paths, read_mirrored_relations,
+from kgwalk.query.corpus_paths import (embed_cached, parse_signature, path_readings, phrase_words, read_corpus_paths, read_covering_steps, read_mirrored_relations,
                                        unit_vectors)
 from kgwalk.query.temporal import label_year
 from kgwalk.query.words import (CATEGORY, GENERIC_KINDS, SYNONYMS, TWICE_PREFIXES, answer_noun, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops,
@@ -48,12 +48,13 @@ class SyntheticPrior:
 
     def __init__(self, paths: list[tuple[list[str], list[bool]]], verbalizer: TemplateVerbalizer, embedder: Embedder, model: str,
                  settings: SyntheticConf, *, words_embedder: Embedder | None = None, words_model: str | None = None,
-                 mirrors: dict[str, set[str]] | None = None) -> None:
+                 mirrors: dict[str, set[str]] | None = None, covers: dict[str, set[str]] | None = None) -> None:
         """`settings`: query.synthetic, its ranges checked as the config loaded. The word vectors of its coverage and focus
         terms come from `words_embedder` (`words_model`'s; the prior's own embedder and model when None). `mirrors`: per
         relation, those stating it the other way round (`read_mirrored_relations`)."""
         self.settings = s = settings
         self.mirrors = mirrors or {}
+        self.covers = covers or {}
         self.embedder = embedder
         self.verbalizers = reading_verbalizers(verbalizer)
         self.readings = 2 * len(self.verbalizers)
@@ -106,9 +107,10 @@ class SyntheticPrior:
             raise KgwalkError(f"query.rerank=synthetic reads relation paths from {cfg.table('walks')}, which does not exist "
                               "(run `kgwalk walks`, or --set query.rerank=none)")
         paths = read_corpus_paths(cfg.table("walks"), cfg.table("relations"))
-        mirrors = read_mirrored_relations(cfg.table("edges"), cfg.table("relations")) if table_exists(cfg.table("edges")) else {}
+        mirrors, covers = ((read_mirrored_relations(cfg.table("edges"), cfg.table("relations")),
+                            read_covering_steps(cfg.table("edges"), cfg.table("relations"))) if table_exists(cfg.table("edges")) else ({}, {}))
         return cls(paths, TemplateVerbalizer(cfg.verbalize.phrases), embedder, model, cfg.query.synthetic,
-                   words_embedder=words_embedder, words_model=cfg.embed.model if words_embedder else None, mirrors=mirrors)
+                   words_embedder=words_embedder, words_model=cfg.embed.model if words_embedder else None, mirrors=mirrors, covers=covers)
 
     def _read_as(self, relations: list[str], inverse: list[bool]) -> tuple[list[str], list[bool]]:
         """A path as its questions read it: a backward step along a relation that another states the other way round
@@ -200,8 +202,19 @@ class SyntheticPrior:
         if step not in self.step_words:
             (relation,), (inverse,) = self._read_as(*parse_signature(step))
             # the relation's phrases both ways: "are written by who" asks by the relation a step reads as "wrote" from its answer
-            self.step_words[step] = [phrase_words(relation, inverse, v) for v in self.verbalizers]
+            kinds = self._covered_kinds(step)
+            self.step_words[step] = [[*phrase_words(relation, inverse, v), *kinds] for v in self.verbalizers]
         return self.step_words[step]
+
+    def _covered_kinds(self, step: str) -> list[str]:
+        """Where a step's own phrases name no kind for its end (`_end_kinds`, `_verb_objects`), the kind its verb's
+        object names of a category step that reaches most of what it reaches (`covers`): "country" for a club's
+        `located_in>`, whose ends `plays_for_country>` reaches. A verb's object names a kind; a "has" phrase's noun is
+        often a role the same nodes play ("has national team": where teams are countries, the coach of a team is no
+        national team's)."""
+        if self._end_kinds(step) or self._verb_objects(step):
+            return []
+        return list(dict.fromkeys(w for other in sorted(self.covers.get(step, ())) for kind in self._verb_objects(other) for w in kind))
 
     def _matches(self, vocabulary: list[str], asked: list[str], *, compounds: bool = False) -> np.ndarray:
         """(vocabulary, asked): how well each path word matches each question word: the cosine of their word

@@ -92,6 +92,32 @@ def mirrored_relations(edges: pa.Table, *, min_share: float) -> list[tuple[int, 
             if r < s and t >= min_share * max(edges_of[r], edges_of[s])]
 
 
+def covered_ends(edges: pa.Table, *, min_share: float, min_fan_in: float) -> list[tuple[int, bool, int]]:
+    """(r, r_backward, s) where at least `min_share` of the nodes a step along r reaches (its objects, or walked backward
+    its subjects) s reaches forward too, and s names a category: each of its objects is shared by `min_fan_in`
+    subjects on average (countries, genres; not spouses, whose objects are one person's each). What r reaches is of the
+    kind s reaches: a club's `located_in` reaches the countries `plays_for_country` does."""
+    src, rel, dst = (edges.column(c).to_numpy() for c in ("src", "rel", "dst"))
+    rel_ids, codes = np.unique(rel, return_inverse=True)
+    steps = 2 * len(rel_ids)  # a step is relation code * 2 + backward
+    node = np.unique(np.concatenate([dst, src]), return_inverse=True)[1].astype(np.int64)  # ids may be any int64: positions
+    node, step = np.divmod(np.unique(node * steps + np.concatenate([codes * 2, codes * 2 + 1])), steps)  # distinct, by node
+    ends_of = np.bincount(step, minlength=steps)
+    category = np.flatnonzero(np.bincount(codes, minlength=len(rel_ids)) >= min_fan_in * np.maximum(ends_of[::2], 1)) * 2
+    column = np.full(steps, -1)
+    column[category] = np.arange(len(category))
+    # per node reached by a category, each step reaching it beside that category: steps x categories counts, not the
+    # steps x steps a KG of thousands of relations could not hold
+    first = np.searchsorted(node, node)
+    reached = np.bincount(node)[node]
+    at = np.flatnonzero(column[step] >= 0)
+    others = np.repeat(first[at], reached[at]) + (np.arange(int(reached[at].sum())) - np.repeat(np.cumsum(reached[at]) - reached[at], reached[at]))
+    both = np.bincount(step[others] * len(category) + np.repeat(column[step[at]], reached[at]), minlength=steps * len(category))
+    both = both.reshape(steps, len(category))
+    return [(int(rel_ids[r // 2]), bool(r % 2), int(rel_ids[s // 2])) for r in range(steps) for c, s in enumerate(category.tolist())
+            if r != s and ends_of[r] and both[r, c] >= min_share * ends_of[r]]
+
+
 def _canonical_order(u: np.ndarray, r: np.ndarray, inv: np.ndarray, v: np.ndarray, nodes: int, rels: int) -> np.ndarray:
     """The order of adjacency entries by node, then relation, direction, neighbour: one sort of the
     four packed into an int64 where they fit (20M entries of the 10M-edge KG: about 4x faster than
