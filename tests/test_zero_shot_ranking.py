@@ -15,7 +15,7 @@ import corpus
 from kgwalk.query import Retriever
 from kgwalk.config import SyntheticConf, load_config
 from kgwalk.errors import KgwalkError
-from kgwalk.query.corpus_paths import corpus_paths, embed_cached, path_questions, path_readings, read_mirrored_relations
+from kgwalk.query.corpus_paths import corpus_paths, embed_cached, path_questions, path_readings, read_covering_steps, read_mirrored_relations
 from kgwalk.query.synthetic import SyntheticPrior, peer_pairs
 from kgwalk.storage import write_table
 from kgwalk.query.words import SYNONYMS, answer_noun, asked_part, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops, focus_weights, is_content, kin_by_marriage, linked_phrases, named_topics, path_order, predicate_noun, relation_mentions, relation_word_matches, names_word, same_stem, shared_words, synonym_index, synonyms, topic_kind_words, words_of
@@ -1004,6 +1004,46 @@ def test_the_asked_noun_names_a_relation_only_where_a_step_ends_at_that_kind(tmp
     assert np.allclose(without_own.named_relations(sigs[:3], "what country does E play for?"), [0.0, 1.0, 1.0])
     # not the asked noun: "country" here names where E is, the step back's start, and counts as the relation's word
     assert np.allclose(without_own.named_relations(sigs[:3], "who plays for the country E?"), [0.0, 1.0, 1.0])
+
+
+def test_a_step_whose_name_says_nothing_of_its_end_reads_as_the_kind_a_category_names_for_it(tmp_path, monkeypatch):
+    """"in which country does E's club play": the club's located_in reaches countries, as plays_for_country does, but
+    only the teammates' plays_for_country says "country", and the wh-phrase's focus took that path. Read from the KG's
+    edges, located_in's ends are of the kind plays_for_country's verb object names, and the focus meets it there too;
+    a step naming its own end's kind (`country>`: "has country") keeps its own."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    edges, relations = tmp_path / "edges", tmp_path / "relations"
+    ids = {"plays_for_country": 10, "plays_for_club": 11, "located_in": 12, "country": 13}
+    facts = [(100 + p, "plays_for_country", 1 + p % 2) for p in range(8)] + [(100 + p, "plays_for_club", 50 + p % 6) for p in range(8)]
+    facts += [(50 + c, "located_in", 1 + c % 2) for c in range(6)] + [(50 + c, "country", 1 + c % 2) for c in range(6)]
+    write_table(edges, pa.table({"src": [f[0] for f in facts], "rel": [ids[f[1]] for f in facts], "dst": [f[2] for f in facts]}))
+    write_table(relations, pa.table({"id": list(ids.values()), "label": list(ids)}))
+    covers = read_covering_steps(str(edges), str(relations))
+    assert covers["located_in>"] == {"plays_for_country>", "country>"}  # three clubs a country: a category too
+    assert list((tmp_path / "kgwalk" / "tables").glob("covering-steps-*.npz"))  # cached for the next load
+
+    own_club, teammates = (["plays_for_club", "located_in"], [False, False]), (["plays_for_club", "plays_for_club", "plays_for_country"], [False, True, False])
+    sigs = [signature(*own_club), signature(*teammates)]
+    axis = np.eye(64, dtype=np.float32)
+
+    class Words:  # one axis per word: only a word itself (or its stem) matches
+        vocabulary: dict[str, int] = {}
+
+        def encode(self, texts):
+            return np.array([axis[1 + Words.vocabulary.setdefault(t, len(Words.vocabulary))] if " " not in t else axis[0] for t in texts], np.float32)
+
+    def prior(covers) -> SyntheticPrior:
+        return SyntheticPrior([own_club, teammates, (["country"], [False])], TemplateVerbalizer({}), Words(), "covered", _settings(focus=0.3), covers=covers)
+
+    typed, untyped = prior(covers), prior({})
+    assert typed._step_words("located_in>") == [["located", "country"]]  # plays_for_country's object, once
+    assert untyped._step_words("located_in>") == [["located"]]
+    assert typed._step_words("country>") == untyped._step_words("country>")  # its phrase names its end's kind itself
+    question = "in which country does E's club play?"
+    before, after = untyped.focuses(sigs, question, 2.0), typed.focuses(sigs, question, 2.0)
+    assert before[0] < before[1]  # "country" beside the wh-word met only by the teammates' plays_for_country
+    # now met at located_in too ("play" still only by plays_for_country); the teammates' steps are as they were
+    assert after[0] > before[0] and after[1] == pytest.approx(before[1])
 
 
 def _peer_terms(*paths: tuple[list[str], list[bool]]) -> Callable[[str], np.ndarray]:

@@ -10,7 +10,7 @@ from kgwalk.kg.ids import hash64
 from kgwalk.kg.relations import inverse_relation_pairs
 from kgwalk.quality.checks import WalkReference, walk_checks
 from kgwalk.walks import Graph, WalkSpec, all_walks
-from kgwalk.walks.graph import mirrored_copies, mirrored_relations
+from kgwalk.walks.graph import covered_ends, mirrored_copies, mirrored_relations
 from kgwalk.walks.table import WALKS_SCHEMA
 
 
@@ -55,6 +55,37 @@ def test_relations_stating_one_relation_both_ways_under_names_of_their_own_are_f
     # half of mentor's edges are student_of's reversed: a pair only where half is enough
     assert {frozenset(p) for p in mirrored_relations(t.edges, min_share=0.5)} == {
         frozenset((rel["parents"], rel["children"])), frozenset((rel["mentor"], rel["student_of"]))}
+
+
+def test_a_step_reaching_what_a_category_relation_reaches_is_covered_by_it():
+    """A club's located_in reaches countries plays_for_country reaches (a category: many players per country), so it is
+    covered; citizen_of's coaches are one per country, so it covers nothing, whatever it reaches. Checked against a
+    count by sets on a random KG too."""
+    countries, players = ["Veronia", "Caldonia", "Ostmark"], [f"player {i}" for i in range(12)]
+    triples = [(p, "plays_for_country", countries[i % 3]) for i, p in enumerate(players)]
+    triples += [(p, "plays_for_club", f"club {i % 4}") for i, p in enumerate(players)]
+    triples += [(f"club {i}", "located_in", countries[i % 2]) for i in range(4)]
+    triples += [(f"coach {i}", "citizen_of", c) for i, c in enumerate(countries)]
+    t = tables_from(triples)
+    rel = dict(zip(t.relations.column("label").to_pylist(), t.relations.column("id").to_pylist()))
+    found = set(covered_ends(t.edges, min_share=0.75, min_fan_in=3.0))
+    assert (rel["located_in"], False, rel["plays_for_country"]) in found
+    assert (rel["citizen_of"], False, rel["plays_for_country"]) in found  # its ends are countries too
+    assert not any(s == rel["citizen_of"] for _, _, s in found)  # one coach per country: a role, no category
+    # a club's players are the players plays_for_country leaves from: a backward step, covered by no forward one
+    assert (rel["plays_for_club"], True, rel["plays_for_country"]) not in found
+
+    rng = np.random.default_rng(0)
+    nodes, rels = rng.integers(-(2**62), 2**62, 40), rng.integers(0, 6, 600)  # ids of any sign, as hash64's
+    src = nodes[rng.integers(0, 40, 600)]
+    dst = nodes[np.where(rels < 3, rng.integers(0, 5, 600), rng.integers(0, 40, 600))]  # relations 0-2 reach 5 nodes, categories
+    edges = pa.table({"src": src, "rel": rels.astype(np.int64), "dst": dst})
+    ends = {(r, back): set((src if back else dst)[rels == r].tolist()) for r in range(6) for back in (False, True)}
+    fan_in = {r: (rels == r).sum() / max(len(ends[(r, False)]), 1) for r in range(6)}
+    by_sets = {(r, back, s) for (r, back), reached in ends.items() for s in range(6) if (r, back) != (s, False) and fan_in[s] >= 3.0
+               and reached and len(reached & ends[(s, False)]) >= 0.75 * len(reached)}
+    assert set(covered_ends(edges, min_share=0.75, min_fan_in=3.0)) == by_sets
+    assert len(by_sets) > 6  # the check compares something
 
 
 def test_a_fact_stated_twice_is_walked_once_under_both_and_kept_walking_out():
