@@ -1044,6 +1044,12 @@ def test_a_step_whose_name_says_nothing_of_its_end_reads_as_the_kind_a_category_
     assert before[0] < before[1]  # "country" beside the wh-word met only by the teammates' plays_for_country
     # now met at located_in too ("play" still only by plays_for_country); the teammates' steps are as they were
     assert after[0] > before[0] and after[1] == pytest.approx(before[1])
+    # coverage reads the path once more naming its end's kind, and takes the better reading: "country" is covered where
+    # asked, and a question that does not say it ("where is E's club based") covers the plain reading as before
+    assert typed._path_words(sigs[0])[-1][-1] == "country"
+    covered, plain = typed.coverages(sigs, question), untyped.coverages(sigs, question)
+    assert covered[0] > plain[0] and covered[1] == pytest.approx(plain[1])
+    assert np.allclose(typed.coverages(sigs, "where is E's club based?"), untyped.coverages(sigs, "where is E's club based?"))
 
 
 def _peer_terms(*paths: tuple[list[str], list[bool]]) -> Callable[[str], np.ndarray]:

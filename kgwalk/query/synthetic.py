@@ -194,7 +194,10 @@ class SyntheticPrior:
 
     def _path_words(self, sig: str) -> list[list[str]]:
         if sig not in self.path_words:
-            self.path_words[sig] = [words_of(q) for q in self.questions[sig][::2]]  # the readings from the answer
+            readings = [words_of(q) for q in self.questions[sig][::2]]  # the readings from the answer
+            # and each naming the kind its end is of, where only the KG tells (`_covered_kinds`): "located in a country"
+            kinds = self._covered_kinds(sig.rsplit("|", 1)[-1])
+            self.path_words[sig] = readings + [[*words, *(k for k in kinds if k not in words)] for words in readings] if kinds else readings
         return self.path_words[sig]
 
     def _step_words(self, step: str) -> list[list[str]]:
