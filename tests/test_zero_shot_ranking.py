@@ -214,6 +214,15 @@ def test_a_nested_question_asks_for_as_many_steps_as_the_phrases_it_links(tmp_pa
     names = lambda word: relation_word_matches(word, relations_of)  # noqa: E731
     assert linked_phrases("the place of birth of the parents of E", names) == 2 and linked_phrases("the place of birth of the parents of E") == 3
     assert linked_phrases("the country of the parents of E", names) == 2  # "the" between: a link
+    # a copula between a phrase and its preposition links where what follows names a step of its own (with the KG's
+    # phrases only: without them nothing tells a step's word from another)
+    football = {"club": ["club"], "number": ["shirt_number"], "shirt": ["shirt_number"], "country": ["country"]}
+    named = lambda word: relation_word_matches(word, football)  # noqa: E731
+    assert linked_phrases("which players are at E's club?", named) == 2 and linked_phrases("which players are at E's club?") == 1
+    assert linked_phrases("E's club is in which country?", named) == 2
+    assert linked_phrases("which people are from E?", named) == 1  # the people from E, as without the copula
+    assert linked_phrases("which number is on E's shirt?", named) == 1  # the shirt names the number's relation again
+    assert linked_phrases("which footballers are on E's roster?", named) == 1  # a roster names no step
     prior = SyntheticPrior([(["directed_by"], [False])], TemplateVerbalizer({}), Flat(), "flat", _settings(link_hops=1.0, words_per_hop=1.75))
     # 3 content words (1.7 steps by words), 3 links: 3 steps
     assert prior.expected_hops("the nationality of the spouse of the father of E") == pytest.approx(3.0)

@@ -401,6 +401,15 @@ def linked_phrases(masked_question: str, matches: Callable[[str], dict[str, froz
             return False
         return _one_relation(tokens[i - 1], tokens[i + 1], matches)
 
+    def linked_by_copula(i: int) -> bool:
+        """A copula between a phrase and the preposition changes nothing where what follows names a step of its own:
+        "which players are at E's club" are the players at E's club; "which number is on E's shirt" is E's number, the
+        shirt no step: a word of no relation, or one naming just the relations the noun before does (shirt_number's)."""
+        if matches is None or i < 2 or tokens[i - 1] not in COPULAS or not _after_a_phrase(tokens, i - 1):
+            return False
+        named = next((_unpossessed(t) for t in tokens[i + 1 :] if is_content(t) and _unpossessed(t) != TOPIC), None)
+        return named is None or (bool(matches(named)) and set(matches(named)) != set(matches(tokens[i - 2])))
+
     def links(i: int, t: str) -> bool:
         after = tokens[i + 1 :]
         phrase_after = any(is_content(a) or a in (PLACEHOLDER, TOPIC) for a in after)
@@ -413,7 +422,7 @@ def linked_phrases(masked_question: str, matches: Callable[[str], dict[str, froz
             # not the preposition of a do-question's verb right after its subject, whose link the verb made ("who does E
             # play for at club level")
             verbs = do is not None and i >= 2 and tokens[i - 2] == TOPIC
-            return _after_a_phrase(tokens, i) and phrase_after and not within_a_name(i) and not verbs
+            return (_after_a_phrase(tokens, i) or linked_by_copula(i)) and phrase_after and not within_a_name(i) and not verbs
         if t == TOPIC:
             return _in_a_reduced_relative(tokens, i)
         if t in POSSESSIVE_PRONOUNS:  # as "E's" does, unless the preposition before it made the link ("E's mates at his club")
