@@ -86,6 +86,7 @@ def test_a_step_reaching_what_a_category_relation_reaches_is_covered_by_it():
                and reached and len(reached & ends[(s, False)]) >= 0.75 * len(reached)}
     assert set(covered_ends(edges, min_share=0.75, min_fan_in=3.0)) == by_sets
     assert len(by_sets) > 6  # the check compares something
+    assert covered_ends(edges.slice(0, 0), min_share=0.75, min_fan_in=3.0) == []  # a KG with no edges yet
 
 
 def test_a_fact_stated_twice_is_walked_once_under_both_and_kept_walking_out():

@@ -99,6 +99,8 @@ def covered_ends(edges: pa.Table, *, min_share: float, min_fan_in: float) -> lis
     kind s reaches: a club's `located_in` reaches the countries `plays_for_country` does."""
     src, rel, dst = (edges.column(c).to_numpy() for c in ("src", "rel", "dst"))
     rel_ids, codes = np.unique(rel, return_inverse=True)
+    if not len(rel_ids):
+        return []
     steps = 2 * len(rel_ids)  # a step is relation code * 2 + backward
     node = np.unique(np.concatenate([dst, src]), return_inverse=True)[1].astype(np.int64)  # ids may be any int64: positions
     node, step = np.divmod(np.unique(node * steps + np.concatenate([codes * 2, codes * 2 + 1])), steps)  # distinct, by node
@@ -106,12 +108,12 @@ def covered_ends(edges: pa.Table, *, min_share: float, min_fan_in: float) -> lis
     category = np.flatnonzero(np.bincount(codes, minlength=len(rel_ids)) >= min_fan_in * np.maximum(ends_of[::2], 1)) * 2
     column = np.full(steps, -1)
     column[category] = np.arange(len(category))
-    # per node reached by a category, each step reaching it beside that category: steps x categories counts, not the
-    # steps x steps a KG of thousands of relations could not hold
-    first = np.searchsorted(node, node)
-    reached = np.bincount(node)[node]
+    # per (node, category step) entry, every entry of that node: the steps reaching what the category reaches, counted
+    # steps x categories, not the steps x steps a KG of thousands of relations could not hold
+    first, reached = np.searchsorted(node, node), np.bincount(node)[node]  # per entry, its node's first entry and count
     at = np.flatnonzero(column[step] >= 0)
-    others = np.repeat(first[at], reached[at]) + (np.arange(int(reached[at].sum())) - np.repeat(np.cumsum(reached[at]) - reached[at], reached[at]))
+    within = np.arange(int(reached[at].sum())) - np.repeat(np.cumsum(reached[at]) - reached[at], reached[at])  # 0..count-1
+    others = np.repeat(first[at], reached[at]) + within
     both = np.bincount(step[others] * len(category) + np.repeat(column[step[at]], reached[at]), minlength=steps * len(category))
     both = both.reshape(steps, len(category))
     return [(int(rel_ids[r // 2]), bool(r % 2), int(rel_ids[s // 2])) for r in range(steps) for c, s in enumerate(category.tolist())
