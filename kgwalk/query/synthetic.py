@@ -51,7 +51,8 @@ class SyntheticPrior:
                  mirrors: dict[str, set[str]] | None = None, covers: dict[str, set[str]] | None = None) -> None:
         """`settings`: query.synthetic, its ranges checked as the config loaded. The word vectors of its coverage and focus
         terms come from `words_embedder` (`words_model`'s; the prior's own embedder and model when None). `mirrors`: per
-        relation, those stating it the other way round (`read_mirrored_relations`)."""
+        relation, those stating it the other way round (`read_mirrored_relations`); `covers`: per step, the category
+        relations' steps reaching most of what it reaches (`read_covering_steps`)."""
         self.settings = s = settings
         self.mirrors = mirrors or {}
         self.covers = covers or {}
