@@ -223,6 +223,16 @@ def test_a_nested_question_asks_for_as_many_steps_as_the_phrases_it_links(tmp_pa
     assert linked_phrases("which people are from E?", named) == 1  # the people from E, as without the copula
     assert linked_phrases("which number is on E's shirt?", named) == 1  # the shirt names the number's relation again
     assert linked_phrases("which footballers are on E's roster?", named) == 1  # a roster names no step
+    # "have" between a phrase and a noun naming a step of its own, the noun's phrase going on, links them as "of" would
+    football["players"] = ["club"]
+    assert linked_phrases("which countries have players at E?", named) == 2 and linked_phrases("which countries have players at E?") == 1
+    assert linked_phrases("which countries have players at E's club?", named) == 3
+    assert linked_phrases("which clubs have E as a player?", named) == 0  # no noun after it
+    assert linked_phrases("which clubs have players?", named) == 0  # nothing goes on from the noun
+    assert linked_phrases("which clubs have clubs at E?", named) == 1  # the noun names what the noun before it names
+    assert linked_phrases("which countries have been coached by E?", named) == 1  # an auxiliary: the "by" links
+    common = "which clubs have players in common with E?"  # peers: what follows the preposition names no phrase
+    assert linked_phrases(common, named) == linked_phrases(common) == 2
     prior = SyntheticPrior([(["directed_by"], [False])], TemplateVerbalizer({}), Flat(), "flat", _settings(link_hops=1.0, words_per_hop=1.75))
     # 3 content words (1.7 steps by words), 3 links: 3 steps
     assert prior.expected_hops("the nationality of the spouse of the father of E") == pytest.approx(3.0)
@@ -851,6 +861,18 @@ def test_the_kind_asked_for_one_step_past_the_named_relations(tmp_path, monkeypa
     paths = [_EndWalk(signature(*back), "Lakeford"), _EndWalk(signature(*past_peer), "Veronia")]
     others = [signature(*back), signature(*past_peer)]
     assert not prior(0.2, (back, past_peer)).kind_steps(others, question, prior(0.2, (back, past_peer)).answer_types(others, question, paths)).any()
+    # unless the peers are on the way, not the answer: then a step past them is as any other
+    asking = "which home country do the classmates of E come from"
+    types = prior(0.2, (back, past_peer)).answer_types(others, asking, paths)
+    assert prior(0.2, (back, past_peer)).kind_steps(others, asking, types).tolist() == [False, True]
+    # and still no kind step that goes back by the step before: the peers' own birthplaces, not what they were born in
+    ends_back = (["born_in", "located_in", "located_in"], [False, False, True])
+    paths = [_EndWalk(signature(*country), "Veronia"), _EndWalk(signature(*ends_back), "Veronia")]
+    others = [signature(*country), signature(*ends_back)]
+    assert not prior(0.2, (country, ends_back)).kind_steps(others, asking, np.array([-0.3, 0.3])).any()
+    # nor where the peers are the answer: the noun asked for among the words of sharing, or the wh-word's "other"
+    for peers_asked in ("the classmates of E also come from which home country", "which other home country do the classmates of E come from"):
+        assert not prior(0.2, (back, past_peer)).kind_steps([signature(*back), signature(*past_peer)], peers_asked, np.array([-0.3, 0.3])).any()
     with pytest.raises(KgwalkError, match=r"'query\.synthetic\.kind_step' must be"):
         load_config(overrides=["query.synthetic.kind_step=-1"])
 
@@ -885,6 +907,29 @@ def test_an_end_its_steps_phrase_names_as_the_asked_kind_is_of_that_kind(tmp_pat
     assert types[0] > 0 > types[1]
     types = prior.answer_types(sigs, "which teams do the players of E play for", walks)  # "national" unsaid: the labels tell
     assert types[1] > 0 > types[0]
+
+
+def test_where_asks_for_a_step_whose_phrase_names_its_end_a_kind_of_place(tmp_path, monkeypatch):
+    """"where is E's club based": a club's name ("Munich FC") may read more like a place than its country's does, but a
+    step "has country" names its end a place, so it is the step "where" asks for past the club; one "has club" is not."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    club, country, coach = (["club"], [False]), (["club", "country"], [False, False]), (["club", "coach"], [False, False])
+    axis = np.eye(8, dtype=np.float32)
+    words = {"place": axis[2], "munich fc": 0.8 * axis[2] + 0.6 * axis[4], "germany": axis[3], "tom ray": axis[3]}
+
+    class Words:  # labels as above, every other text on an axis of its own
+        def encode(self, texts):
+            return np.array([words.get(t.lower(), axis[5]) for t in texts], np.float32)
+
+    prior = SyntheticPrior([club, country, coach], TemplateVerbalizer({}), Words(), "where-place", _settings(answer_type=0.5, kind_step=0.2))
+    sigs = [signature(*club), signature(*country), signature(*coach)]
+    walks = [_EndWalk(sigs[0], "Munich FC"), _EndWalk(sigs[1], "Germany"), _EndWalk(sigs[2], "Tom Ray")]
+    question = "where is E's club based"
+    types = prior.answer_types(sigs, question, walks)
+    assert types[0] > types[1]  # the labels alone: the club reads more as a place
+    assert prior.kind_steps(sigs, question, types).tolist() == [False, True, False]
+    assert not prior.kind_steps(sigs, "where is E's club", types).any()  # the words count no step past the club
+    assert not prior.kind_steps(sigs, "which coach does E's club have", types).any()  # no "where"
 
 
 def test_a_question_asking_when_takes_the_path_ending_in_times(tmp_path, monkeypatch):

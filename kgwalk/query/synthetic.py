@@ -21,7 +21,7 @@ from kgwalk.query.hits import WalkHit
 from kgwalk.query.corpus_paths import (embed_cached, parse_signature, path_readings, phrase_words, read_corpus_paths, read_covering_steps, read_mirrored_relations,
                                        unit_vectors)
 from kgwalk.query.temporal import label_year
-from kgwalk.query.words import (CATEGORY, GENERIC_KINDS, SYNONYMS, TWICE_PREFIXES, answer_noun, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops,
+from kgwalk.query.words import (CATEGORY, GENERIC_KINDS, PLACE_KINDS, SYNONYMS, TWICE_PREFIXES, answer_noun, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops,
                                 focus_weights, kin_by_marriage, linked_phrases, named_topics, names_word, path_order, relation_mentions, relation_word_matches, same_stem, shared_words,
                                 synonym_index, topic_kind_words, words_of)
 from kgwalk.verbalize.template import PREPOSITIONS, TemplateVerbalizer
@@ -277,6 +277,10 @@ class SyntheticPrior:
         if not s.kind_step or not (noun or where) or any(self._word_relations(w) for w in noun) or counted < 1:
             return np.zeros(len(sigs), bool)
         type_of = dict(zip(sigs, types.tolist()))
+        # a step past peers on the way ("the national teams of E's club teammates") is as any other step; not where the
+        # peers are the answer ("which other films", "also wrote which films": the noun among the words of sharing)
+        peers_on_the_way = (asks_for_peers(masked_question) and not asks_for_a_peer(masked_question)
+                            and not set(noun) & set(shared_words(masked_question)))
 
         def names_the_kind(step: str) -> bool:  # or a kind any place or thing is ("has location"); "where" names none
             return where or all(any(same_stem(k, n) for k in kind for n in noun) or set(kind) <= GENERIC_KINDS for kind in self._end_kinds(step))
@@ -287,8 +291,13 @@ class SyntheticPrior:
             # "where" asks a step past those it names only where its words count that step: "where is E's club based",
             # not "where was E born" (a birthplace is a place)
             within = len(steps) <= round(counted) if where else len(steps) - 1 <= round(counted)
-            return (shorter is not None and within and type_of[sig] > 0 and type_of[sig] - shorter >= s.kind_step
-                    and not any(peer_pairs(sig)) and names_the_kind(steps[-1]))
+            if shorter is None:
+                return False
+            # a step whose phrase names its end a kind of place is one "where" asks for, however the labels read ("where
+            # is E's club based": "Munich FC" can read more like a place than "Germany" does)
+            typed = type_of[sig] > 0 and type_of[sig] - shorter >= s.kind_step
+            return (within and (typed or (where and self._ends_at_places(steps[-1])))
+                    and not any(peer_pairs(sig)[-1:] if peers_on_the_way else peer_pairs(sig)) and names_the_kind(steps[-1]))
 
         return np.array([one_step_on(sig) for sig in sigs], bool)
 
@@ -477,6 +486,10 @@ class SyntheticPrior:
         above = per_path - per_path.mean()
         # within the margin, noise: a screenwriter's name reads no more like "screenwriter" than an actor's
         return np.sign(above) * np.maximum(np.abs(above) - self.settings.answer_type_margin, 0.0)
+
+    def _ends_at_places(self, step: str) -> bool:
+        """Whether a step's phrase names its end a kind of place (`_end_kinds`, `PLACE_KINDS`: "has country", "has city")."""
+        return any(all(k in PLACE_KINDS for k in kind) for kind in self._end_kinds(step))
 
     def _ends_named(self, sigs: list[str], noun: list[str]) -> np.ndarray:
         """Per path, whether its last step's phrase names its end as `noun` does, each word of either a form of one of the

@@ -25,6 +25,7 @@ IRREGULAR = {"born": "birth", "died": "death", "dead": "death", "wrote": "write"
              "taught": "teach", "built": "build", "spoke": "speak", "spoken": "speak"}
 WH_WORDS = frozenset({"who", "what", "which", "when", "where", "whom", "whose", "how"})
 THING_WH_WORDS = frozenset({"what", "which", "who", "whom"})  # asking for a thing or a person, not a time, place or way
+HAVING = frozenset({"has", "have", "had"})
 AUXILIARIES = frozenset({"is", "are", "was", "were", "do", "does", "did", "has", "have", "had"})  # a noun before one is the whole noun
 COPULAS = frozenset({"is", "are", "was", "were"})  # "which people from E are judges": what follows the last one names the answer
 ARTICLES = frozenset({"a", "an", "the"})
@@ -39,6 +40,9 @@ DO_FORMS = frozenset({"do", "does", "did"})  # after a wh-word, a subject follow
 GENERIC_NOUNS = frozenset({"name", "names", "title", "titles", "kind", "type", "sort", "list"})
 # kinds a relation's phrase can give its end that any place or thing is ("has location"): they contradict no kind asked for
 GENERIC_KINDS = frozenset({"location", "locations", "place", "places", "thing", "things", "entity", "entities", "item", "items"})
+# kinds of place: what "where" asks for, whatever the place is ("where is E's club based": its country)
+PLACE_KINDS = frozenset({"location", "locations", "place", "places", "country", "countries", "nation", "nations", "city", "cities", "town",
+                         "towns", "region", "regions", "continent", "continents", "birthplace", "birthplaces", "hometown", "hometowns"})
 # Words that name one relation concept in questions and in KGs' relation names, where spelling ties none to another: "what
 # kind of film is E" asks for what a KG calls genre; "who acted in E" for what it calls starring or cast member. Written from
 # the English aliases of the most used Wikidata properties (occupation, spouse, child, cast member, main subject: "describes";
@@ -410,8 +414,23 @@ def linked_phrases(masked_question: str, matches: Callable[[str], dict[str, froz
         named = next((_unpossessed(t) for t in tokens[i + 1 :] if is_content(t) and _unpossessed(t) != TOPIC), None)
         return named is None or (bool(matches(named)) and set(matches(named)) != set(matches(tokens[i - 2])))
 
+    def linked_by_having(i: int) -> bool:
+        """"have" between a phrase and a noun naming a step of its own, the noun's phrase going on, links them as "of"
+        would: "which national teams have players at E" are the national teams of the players at E; not "which films have
+        E as an actor" (no noun after it), nor "which films have been ..." (a verb's auxiliary)."""
+        if matches is None or not _after_a_phrase(tokens, i) or len(tokens) < i + 3:
+            return False
+        noun, going_on, then = _unpossessed(tokens[i + 1]), tokens[i + 2], _unpossessed(tokens[i + 3]) if len(tokens) > i + 3 else ""
+        named = is_content(noun) and noun != TOPIC and bool(matches(noun)) and set(matches(noun)) != set(matches(tokens[i - 1]))
+        # a phrase after the preposition: the topic, an article, a possessive or a word naming a step ("actors in common
+        # with E" share actors, a peer's two steps)
+        phrase = then == TOPIC or then in ARTICLES or then in POSSESSIVE_PRONOUNS or (is_content(then) and bool(matches(then)))
+        return named and (going_on in RELATIVE_PRONOUNS or (going_on in CHAIN_PREPOSITIONS | {"of"} and phrase))
+
     def links(i: int, t: str) -> bool:
         after = tokens[i + 1 :]
+        if t in HAVING:
+            return linked_by_having(i)
         phrase_after = any(is_content(a) or a in (PLACEHOLDER, TOPIC) for a in after)
         if t == "of":  # not after a generic noun: "the name of the director of E" links once
             generic = i > 0 and tokens[i - 1] in GENERIC_NOUNS
