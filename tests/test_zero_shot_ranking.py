@@ -18,7 +18,7 @@ from kgwalk.errors import KgwalkError
 from kgwalk.query.corpus_paths import corpus_paths, embed_cached, path_questions, path_readings, read_covering_steps, read_mirrored_relations
 from kgwalk.query.synthetic import SyntheticPrior, peer_pairs
 from kgwalk.storage import write_table
-from kgwalk.query.words import SYNONYMS, answer_noun, asked_part, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops, focus_weights, is_content, kin_by_marriage, linked_phrases, named_topics, path_order, predicate_noun, relation_mentions, relation_word_matches, names_word, same_stem, shared_words, synonym_index, synonyms, topic_kind_words, words_of
+from kgwalk.query.words import SYNONYMS, answer_noun, asked_part, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops, focus_weights, is_content, kin_by_marriage, linked_phrases, named_topics, path_order, predicate_noun, relation_mentions, relation_word_matches, names_word, same_stem, shared_words, synonym_index, synonyms, topic_kind_words, unlinked_names, without_words, words_at, words_of
 from kgwalk.verbalize.template import TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
@@ -346,6 +346,65 @@ def test_a_word_saying_what_kind_of_thing_the_topic_is_is_no_step(tmp_path, monk
     assert prior.expected_hops("which person wrote E") == pytest.approx(2 / 1.75)
 
 
+def test_a_relations_kind_word_before_the_topic_says_what_the_topic_is(tmp_path, monkeypatch):
+    """"in which country is the club E based": "club" is what plays_for_club reaches, so before the topic it says E is a
+    club, no step. Counted, read as named, and left in the text the prior embeds, it made E's players' countries
+    (`<plays_for_club|plays_for_country`) beat the club's own country. A word naming a relation itself stays a step ("the
+    director E": directed_by), and a kind word after "the ... of" is a role."""
+    clubs = {"club": ["plays_for_club"], "plays": ["plays_for_club", "plays_for_country"], "country": ["plays_for_country"], "located": ["located_in"]}
+    names = lambda word: relation_word_matches(word, clubs)  # noqa: E731
+    kind_only = lambda word: word in ("club", "country")  # noqa: E731  (the objects of "plays for club", "plays for country")
+    assert topic_kind_words("in which country is the club E based", names) == set()  # "club" names a relation
+    assert topic_kind_words("in which country is the club E based", names, kind_only=kind_only) == {5}
+    assert topic_kind_words("in which country is the club of E based", names, kind_only=kind_only) == set()
+    assert without_words("in which country is the club E based?", {5}) == "in which country is E based?"
+    assert without_words("E is a club from which country?", {3}) == "E is from which country?"
+    assert words_at("which players are at the club's E", {5}) == {"club"}
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    based, players = (["located_in"], [False]), (["plays_for_club", "plays_for_country"], [True, False])
+    sigs = [signature(*based), signature(*players)]
+    prior = SyntheticPrior([based, players], TemplateVerbalizer({}), _Tie(), "club-kind", _settings(hop_weight=0.0, center=False, mention_hops=0.9, link_hops=1.0))
+    for question in ("in which country is the club E based?", "E is a club from which country?"):
+        assert "club" in prior._kind_words(question)
+        assert "club" not in prior.question_texts(question)[0] and "country" in prior.question_texts(question)[0]
+        assert not prior.named_relations(sigs, question).any()  # E's players' step is not named by E's kind
+    assert prior.expected_hops("in which country is the club E based?") < prior.expected_hops("in which country is the club of E based?")
+    # the asked noun naming relations only as a verb's object is the answer's kind, no mention: club and located, two
+    assert prior.expected_hops("which country is the club of E located in?") == pytest.approx(0.9 * 2)
+    assert prior.named_relations(sigs, "which country do the players of the club E play for?")[1] > 0  # "plays" names it
+    # a kind word naming no relation stays in the text: "the movie E" reads near films
+    assert prior.question_texts("which person wrote the movie E")[0] == "which person wrote the movie E"
+    # a "has" phrase's noun is its relation's name: "the director E" names the director step, unless another word does
+    directed = (["director"], [True])
+    films = SyntheticPrior([directed, (["starred_actors", "starred_actors"], [True, False])], TemplateVerbalizer({}), _Tie(), "has-kinds", _settings(center=False))
+    assert films._topic_kinds("which movies star the actors who worked with the director E") == set()
+    assert films._topic_kinds("the actor E co-starred with who") == {1}
+    assert films.expected_hops("the actor E co-starred with who") < films.expected_hops("the actor of E co-starred with who")
+
+
+def test_a_name_the_linker_left_in_the_question_is_context_not_steps(tmp_path, monkeypatch):
+    """"name the players at the World Cup who share a club with E": no KG entity is "World Cup", so no path takes a step it
+    names. Counted, its words and its "at" made E's club teammates (2 steps) read as 3 or 4. Capitals that are a
+    relation's name ("CEO", "IMDb"), a run holding a relation's word, the topic and a sentence's first word stay."""
+    relations_of = {"club": ["club"], "league": ["in_league"], "ceo": ["has_ceo"]}
+    names = lambda word: relation_word_matches(word, relations_of)  # noqa: E731
+    asked = "Name the players at the World Cup who share a club with E."
+    assert unlinked_names(asked, names) == {5, 6}
+    assert without_words(asked, {5, 6}, leading=frozenset({"the", "at"})) == "Name the players who share a club with E."
+    assert unlinked_names("what is the CEO of E? Tell Me.", names) == set()
+    assert unlinked_names("what is E's IMDb rating", names) == set()
+    assert unlinked_names("which clubs of the Premier League does E play for", names) == set()  # "league" names in_league
+    assert unlinked_names("Which club does E play for? Where?", names) == set()  # a sentence's first word
+    assert unlinked_names("Which Players At The World Cup Share A Club With E?", names) == set()  # Title Case
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    mates, their_positions = (["club", "club"], [False, True]), (["club", "club", "position"], [False, True, False])
+    prior = SyntheticPrior([mates, their_positions], TemplateVerbalizer({}), _Tie(), "context", _settings(center=False, link_hops=1.0, content_mix=0.0))
+    assert prior.question_texts(asked)[0] == "Name the players who share a club with E."
+    assert prior.expected_hops(prior._without_context(asked)) < 2.5 < prior.expected_hops(asked)
+    shares = prior.shares(asked, np.array([[1.0, 0.0]], np.float32), [_Walk(signature(*mates)), _Walk(signature(*their_positions))])
+    assert shares[0] > shares[1]  # read with "World Cup", three steps or more
+
+
 def test_a_relation_named_in_two_words_is_one_steps_name(tmp_path, monkeypatch):
     relations_of = {"national": ["national_team"], "team": ["national_team"], "shirt": ["shirt_number"], "number": ["shirt_number"],
                     "country": ["country"], "club": ["club"]}
@@ -358,8 +417,11 @@ def test_a_relation_named_in_two_words_is_one_steps_name(tmp_path, monkeypatch):
     nothing = lambda word: {}  # noqa: E731
     assert compound_words("which national team does E represent?", nothing) == 1
     assert compound_words("E plays for which national team?", nothing) == 1
+    assert compound_words("name the national side E represents", nothing) == 1  # the topic begins a relative clause
+    assert compound_words("which national teams do E's teammates play for?", nothing) == 1
     assert compound_words("what movie genres is E in?", nothing) == 1
     assert compound_words("which movies star the actors of E?", nothing) == 0
+    assert compound_words("which movies star E?", nothing) == 0  # the topic the verb's object, not a clause's subject
     assert compound_words("what other films did E make?", nothing) == 0  # "other films": a peer's, no one noun
     assert compound_words("what is the shirt number of E?", nothing) == 0  # no auxiliary after it: left to the relations
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
@@ -1049,15 +1111,17 @@ def test_the_asked_noun_names_a_relation_only_where_a_step_ends_at_that_kind(tmp
     prior = SyntheticPrior(paths, TemplateVerbalizer({}), _Tie(), "noun-way", _settings(hop_weight=0.0, content_mix=0.0, center=False))
     assert prior._end_kinds("<plays_for_country") == []  # "is the country {} plays for": no end's kind
     # where a relation is named by the noun itself (`country`), the noun names relations, plays_for_country's step on
-    assert prior._named_as_kind_only("in which country is E based?") == set()
+    assert prior._kind_words("in which country is E based?") == set()
     assert np.allclose(prior.named_relations(sigs, "in which country is E based?"), [0.0, 0.0, 1.0, 1.0, 0.0])
     without_own = SyntheticPrior(paths[:3], TemplateVerbalizer({}), _Tie(), "noun-way", _settings(hop_weight=0.0, content_mix=0.0, center=False))
-    assert without_own._named_as_kind_only("in which country is E based?") == {"country"}
+    assert without_own._kind_words("in which country is E based?") == {"country"}
     assert not without_own.named_relations(sigs[:3], "in which country is E based?").any()
     # "play", no kind of the phrase, meets a step either way; "country", the verb's object, names none
     assert np.allclose(without_own.named_relations(sigs[:3], "what country does E play for?"), [0.0, 1.0, 1.0])
-    # not the asked noun: "country" here names where E is, the step back's start, and counts as the relation's word
-    assert np.allclose(without_own.named_relations(sigs[:3], "who plays for the country E?"), [0.0, 1.0, 1.0])
+    # not the asked noun: "country" says what E is (`topic_kind_words`), no step; "plays" names one, and the two-step
+    # path is past the steps asked
+    assert np.allclose(without_own.named_relations(sigs[:3], "who plays for the country E?"), [0.0, 0.0, 1.0])
+    assert np.allclose(without_own.named_relations(sigs[:3], "who plays for the country of E?"), [0.0, 1.0, 1.0])
 
 
 def test_a_step_whose_name_says_nothing_of_its_end_reads_as_the_kind_a_category_names_for_it(tmp_path, monkeypatch):
@@ -1104,6 +1168,16 @@ def test_a_step_whose_name_says_nothing_of_its_end_reads_as_the_kind_a_category_
     covered, plain = typed.coverages(sigs, question), untyped.coverages(sigs, question)
     assert covered[0] > plain[0] and covered[1] == pytest.approx(plain[1])
     assert np.allclose(typed.coverages(sigs, "where is E's club based?"), untyped.coverages(sigs, "where is E's club based?"))
+    # the kind asked for one step past the club the words name: the KG says located_in> ends at countries, however
+    # the labels read ("country" names plays_for_country only as its verb's object: a kind, no step)
+    club = (["plays_for_club"], [False])
+    kind_sigs = [signature(*own_club), signature(*club)]
+
+    def kind_steps(covers) -> list[bool]:
+        noun_prior = SyntheticPrior([own_club, club, teammates], TemplateVerbalizer({}), Words(), "covered", _settings(kind_step=0.1), covers=covers)
+        return noun_prior.kind_steps(kind_sigs, "what country is E's club in?", np.zeros(2)).tolist()
+
+    assert kind_steps(covers) == [True, False] and kind_steps({}) == [False, False]
 
 
 def _peer_terms(*paths: tuple[list[str], list[bool]]) -> Callable[[str], np.ndarray]:

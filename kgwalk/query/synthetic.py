@@ -21,9 +21,9 @@ from kgwalk.query.hits import WalkHit
 from kgwalk.query.corpus_paths import (embed_cached, parse_signature, path_readings, phrase_words, read_corpus_paths, read_covering_steps, read_mirrored_relations,
                                        unit_vectors)
 from kgwalk.query.temporal import label_year
-from kgwalk.query.words import (CATEGORY, GENERIC_KINDS, PLACE_KINDS, SYNONYMS, TWICE_PREFIXES, answer_noun, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops,
+from kgwalk.query.words import (ARTICLES, CATEGORY, CHAIN_PREPOSITIONS, GENERIC_KINDS, PLACE_KINDS, SYNONYMS, TWICE_PREFIXES, answer_noun, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops,
                                 focus_weights, kin_by_marriage, linked_phrases, named_topics, names_word, path_order, relation_mentions, relation_word_matches, same_stem, shared_words,
-                                synonym_index, topic_kind_words, words_of)
+                                synonym_index, topic_kind_words, unlinked_names, without_words, words_at, words_of)
 from kgwalk.verbalize.template import PREPOSITIONS, TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
@@ -173,10 +173,15 @@ class SyntheticPrior:
         from one takes its share ("which child of E was born in E": one step from each)."""
         s = self.settings
         # "national team": one step's name, two words; "the movie E": E's kind, no step
-        names_once = compound_words(masked_question, self._word_relations) + len(topic_kind_words(masked_question, self._word_relations))
+        names_once = compound_words(masked_question, self._word_relations) + len(self._topic_kinds(masked_question))
         counts = [expected_hops(masked_question, s.words_per_hop) - names_once / s.words_per_hop]
         if s.mention_hops:
-            counts.append(s.mention_hops * relation_mentions(masked_question, self._word_relations))
+            kinds = self._kind_words(masked_question)  # "which country is the club of E located in": club, located
+
+            def names_steps(word: str) -> dict[str, frozenset[str]]:
+                return {} if word in kinds else self._word_relations(word)
+
+            counts.append(s.mention_hops * relation_mentions(masked_question, names_steps))
         if s.link_hops:
             counts.append(s.link_hops * linked_phrases(masked_question, self._word_relations))
         return max(counts) / named_topics(masked_question)
@@ -274,7 +279,9 @@ class SyntheticPrior:
         noun = answer_noun(masked_question)
         where = not noun and asks_where(masked_question)
         counted = self.expected_hops(masked_question)
-        if not s.kind_step or not (noun or where) or any(self._word_relations(w) for w in noun) or counted < 1:
+        # a noun naming relations only as their verb's object names the kind, no step (`_kind_words`)
+        kind_words = self._kind_words(masked_question)
+        if not s.kind_step or not (noun or where) or any(self._word_relations(w) for w in noun if w not in kind_words) or counted < 1:
             return np.zeros(len(sigs), bool)
         type_of = dict(zip(sigs, types.tolist()))
         # a step past peers on the way ("the national teams of E's club teammates") is as any other step; not where the
@@ -296,7 +303,9 @@ class SyntheticPrior:
             # a step whose phrase names its end a kind of place is one "where" asks for, however the labels read ("where
             # is E's club based": "Munich FC" can read more like a place than "Germany" does)
             typed = type_of[sig] > 0 and type_of[sig] - shorter >= s.kind_step
-            return (within and (typed or (where and self._ends_at_places(steps[-1])))
+            # and so is one the KG says ends at the asked kind (`_covered_kinds`: a club's located_in> reaches countries)
+            covered = any(same_stem(k, n) for k in self._covered_kinds(steps[-1]) for n in noun)
+            return (within and (typed or covered or (where and self._ends_at_places(steps[-1])))
                     and not any(peer_pairs(sig)[-1:] if peers_on_the_way else peer_pairs(sig)) and names_the_kind(steps[-1]))
 
         return np.array([one_step_on(sig) for sig in sigs], bool)
@@ -369,7 +378,7 @@ class SyntheticPrior:
         """Per question word that names relations (`relation_word_matches`), the word, the relations it names and for how
         many steps: two for a word with one of TWICE_PREFIXES ("grandchildren", "co-starred") or of kin by marriage
         (`kin_by_marriage`: "father-in-law", the spouse's and the parents' steps), else one."""
-        kind_only = self._named_as_kind_only(masked_question)
+        kind_only = self._kind_words(masked_question)
         return [(word, set(found), 2 if word.startswith(TWICE_PREFIXES) or kin_by_marriage(word) else 1)
                 for word in words_of(masked_question) if word not in kind_only and (found := self._word_relations(word))]
 
@@ -401,13 +410,37 @@ class SyntheticPrior:
                                        and words[0] not in ("is", "was", "has") and words[1] in PREPOSITIONS and "{}" not in words]
         return self.verb_objects[step]
 
-    def _named_as_kind_only(self, masked_question: str) -> set[str]:
-        """The words of the asked noun (`answer_noun`) that name relations only as their verb's object
-        (`_verb_objects`): "which country does E's club play in" asks for a country, which plays_for_country reaches and so
-        does a club's located_in. Such a word names the answer's kind, which `answer_types` reads from the ends, not a
-        relation the path must take."""
-        return {w for w in answer_noun(masked_question) if (found := self._word_relations(w))
-                and all(any(same_stem(w, o) for objects in self._verb_objects(f"{r}>") for o in objects) for r in found)}
+    def _names_only_kinds(self, word: str, *, has_nouns: bool = True) -> bool:
+        """Whether `word` names relations, and each only as the kind of what it reaches: its verb's object
+        (`_verb_objects`: "club" of "plays for club") or, with `has_nouns`, a "has" phrase's noun (`_end_kinds`: "club"
+        of "has club")."""
+        found = self._word_relations(word)
+        return bool(found) and all(any(same_stem(word, k) for kind in [*self._verb_objects(f"{r}>"), *(self._end_kinds(f"{r}>") if has_nouns else [])]
+                                       for k in kind) for r in found)
+
+    def _topic_kinds(self, masked_question: str) -> set[int]:
+        """The places of the words saying what kind of thing the topic is (`topic_kind_words`), a relation's kind word
+        before it among them: "the club E", where clubs are what plays_for_club's verb reaches (`_verb_objects`). A "has"
+        phrase's noun is its relation's own name: "the director E" names the step by its director relation, unless
+        another word of the question names that relation ("the actor E co-starred with who": E's films, their cast)."""
+        words = words_of(masked_question)
+
+        def kind_only(word: str) -> bool:
+            if self._names_only_kinds(word, has_nouns=False):
+                return True
+            elsewhere = set().union(*(self._word_relations(w).keys() for w in words if w != word))
+            return self._names_only_kinds(word) and self._word_relations(word).keys() <= elsewhere
+
+        return topic_kind_words(masked_question, self._word_relations, kind_only=kind_only)
+
+    def _kind_words(self, masked_question: str) -> set[str]:
+        """The question's words that name a kind, not a step: those of the asked noun (`answer_noun`) naming relations
+        only as their verb's object ("which country does E's club play in" asks for a country, which plays_for_country
+        reaches and so does a club's located_in: `answer_types` reads the kind from the ends), and those saying what kind
+        of thing the topic is (`_topic_kinds`: "E is a club from which country" names no step of E's players). A "has"
+        phrase's noun can be the asked answer's role ("which national team does E play for")."""
+        return ({w for w in answer_noun(masked_question) if self._names_only_kinds(w, has_nouns=False)}
+                | words_at(masked_question, self._topic_kinds(masked_question)))
 
     def named_relations(self, sigs: list[str], masked_question: str, expected: np.ndarray | float | None = None) -> np.ndarray:
         """Per path, the share of the question's words naming a relation (`relation_word_matches`: a form of a word of
@@ -441,7 +474,7 @@ class SyntheticPrior:
         for a path with no such pair, and for a question naming fewer than two relations or several topics."""
         taken = [self._step_relations(sig) for sig in sigs]
         every = set().union(*(step for steps in taken for step in steps))
-        kind_only = self._named_as_kind_only(masked_question)
+        kind_only = self._kind_words(masked_question)
         named = [found.keys() for word in path_order(masked_question)
                  if word not in kind_only and (found := self._word_relations(word)) and not found.keys() >= every]
         if len(named) < 2:
@@ -538,14 +571,28 @@ class SyntheticPrior:
         found = np.array([any(p) for p in pairs], float)
         return weight * (found - found.mean())
 
+    def _without_context(self, masked_question: str) -> str:
+        """The question without the names the linker left in it (`unlinked_names`) and the article and preposition
+        before each: "name the players at the World Cup who share a club with E" asks for E's club teammates, two steps,
+        not three or four."""
+        names = unlinked_names(masked_question, self._word_relations)
+        return without_words(masked_question, names, leading=ARTICLES | CHAIN_PREPOSITIONS) if names else masked_question
+
     def question_texts(self, masked_question: str) -> list[str]:
         """What the retriever encodes for this prior: the masked question, and its content words where they are mixed in
         (query.synthetic.content_mix)."""
-        return [masked_question, content_words(masked_question)] if self.settings.content_mix > 0 else [masked_question]
+        masked_question = self._without_context(masked_question)
+        # a word saying what kind of thing the topic is names no step: "E is a club from which country" reads as near
+        # "plays for club ... plays for country" (E's players' countries) as the club's own country. One naming no
+        # relation stays: "on what record was the song E released" reads nearer "album" with "song"
+        kinds = self._topic_kinds(masked_question)
+        text = without_words(masked_question, {i for i in kinds if any(map(self._word_relations, words_at(masked_question, {i})))})
+        return [text, content_words(text)] if self.settings.content_mix > 0 else [text]
 
     def shares(self, masked_question: str, masked_vectors: np.ndarray, walks: Sequence[WalkHit]) -> np.ndarray:
         """Per walk, its path's share of a softmax over the distinct paths among `walks`; `masked_vectors` are the
         vectors of `question_texts(masked_question)`."""
+        masked_question = self._without_context(masked_question)
         sigs = list(dict.fromkeys(w.signature for w in walks))
         first = {s: i for i, s in enumerate(sigs)}
         sims = self._cosines(sigs, masked_vectors[0], "whole")

@@ -347,36 +347,92 @@ def named_topics(masked_question: str) -> int:
 def compound_words(masked_question: str, matches: Callable[[str], dict[str, frozenset[str]]]) -> int:
     """How many words of the question only continue the name before them: a word right after another that names a word
     of the same relation's phrase ("national team", "shirt number", "imdb rating": one step's name in two words), or one
-    continuing the noun the question asks for where an auxiliary or the question's end ends it (`answer_noun`: "which
-    national team does E represent", "E plays for which national team", one kind of answer however its KG names the step;
-    not "which movies star E"). `expected_hops` counts
+    continuing the noun the question asks for where an auxiliary, the topic or the question's end ends it (`answer_noun`:
+    "which national team does E represent", "name the national side E represents", "E plays for which national team",
+    one kind of answer however its KG names the step; not "which movies star E"). `expected_hops` counts
     each; one step is named. `matches`: a word's `relation_word_matches`."""
     tokens = [w.lower() for w in WORD.findall(masked_question)]
     noun = answer_noun(masked_question)
     start = next((i for i in range(len(tokens)) if tokens[i : i + len(noun)] == noun), 0) if len(noun) > 1 else 0
-    # where the noun's later words are, if an auxiliary or the end ends it ("which movies star E" runs on into its verb) and it
-    # names no peer ("other films": two steps, there and back)
-    after = tokens[start + len(noun) : start + len(noun) + 1]
-    ended = (not after or after[0] in AUXILIARIES) and not PEER_WORDS & set(noun)
+    # where the noun's later words are, if an auxiliary, the topic as a relative clause's subject ("the national side E
+    # represents") or the end ends it ("which movies star E" runs on into its verb) and it names no peer ("other films":
+    # two steps, there and back)
+    after = tokens[start + len(noun) : start + len(noun) + 2]
+    subject = after[:1] == [TOPIC] and len(after) > 1 and is_content(after[1])
+    ended = (not after or after[0] in AUXILIARIES or subject) and not PEER_WORDS & set(noun)
     continuing = set(range(start + 1, start + len(noun))) if ended else set()
     return sum(not {a, b} & _NO_STEP_WORDS and (i + 1 in continuing or _one_relation(a, b, matches)) for i, (a, b) in enumerate(zip(tokens, tokens[1:])))
 
 
-def topic_kind_words(masked_question: str, matches: Callable[[str], dict[str, frozenset[str]]]) -> set[int]:
+def topic_kind_words(masked_question: str, matches: Callable[[str], dict[str, frozenset[str]]], *,
+                     kind_only: Callable[[str], bool] | None = None) -> set[int]:
     """Which words of the question (their places among its words) only say what kind of thing its topic is: a noun
     between an article and the topic ("which person wrote the movie E") or after the topic leading the question, a copula
     and an article ("E is a film written by this person"), that names no relation (`matches`: a word's
-    `relation_word_matches`; "the director E" names the step from E by directed_by), or after an indefinite article,
-    whatever it names ("E is a club from which country": one of the clubs, not a step to one; "E is the coach of which
-    team" is a role). `expected_hops` counts each and `relation_mentions` would; none is a step. None where nothing else
-    in the question names a relation: where the KG's relation names say nothing (ids), a kind and a role read alike."""
+    `relation_word_matches`; "the director E" names the step from E by directed_by) or, before the topic, names
+    relations only as the kind of their ends (`kind_only`: "in which country is the club E based", where "club" is
+    plays_for_club's object), or after an indefinite article, whatever it names ("E is a club from which country": one
+    of the clubs, not a step to one; "E is the coach of which team" is a role). `expected_hops` counts each and
+    `relation_mentions` would; none is a step. None where nothing else in the question names a relation: where the KG's
+    relation names say nothing (ids), a kind and a role read alike."""
     tokens = [_unpossessed(w.lower()) for w in WORD.findall(masked_question)]
     before = {i for i in range(1, len(tokens) - 1) if tokens[i + 1] == TOPIC and tokens[i - 1] in ARTICLES}
     # the topic the subject, first: "which child of E was a poet" asks the child to be one
     after = {3} if len(tokens) > 3 and tokens[0] == TOPIC and tokens[1] in COPULAS and tokens[2] in ARTICLES else set()
     one_of = bool(after) and tokens[2] in ("a", "an") and tokens[4:5] != ["of"]
-    kinds = {i for i in before | after if is_content(tokens[i]) and (not matches(tokens[i]) or (i in after and one_of))}
+
+    def says_a_kind(i: int) -> bool:
+        return not matches(tokens[i]) or (i in after and one_of) or (i in before and kind_only is not None and kind_only(tokens[i]))
+
+    kinds = {i for i in before | after if is_content(tokens[i]) and says_a_kind(i)}
     return kinds if any(matches(t) for i, t in enumerate(tokens) if i not in kinds) else set()
+
+
+def unlinked_names(masked_question: str, matches: Callable[[str], dict[str, frozenset[str]]]) -> set[int]:
+    """The places of the words of names left in the question after its entities were masked: runs of capitalised content
+    words inside a sentence ("the players at the World Cup who share a club with E"), none the topic, "I", or a word in
+    capitals or with one inside ("CEO", "IMDb": as often a relation's name as not). The linker found no such name in the
+    KG, so no path can take a step it names: it is context. Not a run with a word naming a relation (`matches`: a word's
+    `relation_word_matches`), and none in a question written in Title Case."""
+    words = list(WORD.finditer(masked_question))
+
+    def a_name(i: int) -> bool:
+        word, before = words[i].group(), masked_question[words[i - 1].end() : words[i].start()] if i else ""
+        return (i > 0 and len(word) > 1 and word[0].isupper() and word[1:] == word[1:].lower()
+                and is_content(word.lower()) and _unpossessed(word.lower()) not in _NO_STEP_WORDS
+                and not any(c in before for c in ".?!:;\""))
+
+    named = [i for i in range(len(words)) if a_name(i)]
+    if 2 * len(named) >= sum(w.group()[0].islower() for w in words):  # Title Case: capitals say nothing
+        return set()
+    runs: list[list[int]] = []
+    for i in named:
+        if runs and runs[-1][-1] == i - 1:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    return {i for run in runs if not any(matches(words[i].group().lower()) for i in run) for i in run}
+
+
+def words_at(text: str, places: set[int]) -> set[str]:
+    """The words of `text` at `places` (among its words, as `WORD` finds them), lower-cased, less a possessive ending."""
+    tokens = WORD.findall(text)
+    return {_unpossessed(tokens[i].lower()) for i in places}
+
+
+def without_words(text: str, places: set[int], *, leading: frozenset[str] = ARTICLES) -> str:
+    """`text` without the words at `places` (among its words, as `WORD` finds them) and the `leading` words right before
+    each run of them: "in which country is the club E based" less "club" reads "in which country is E based"."""
+    spans = [m.span() for m in WORD.finditer(text)]
+    drop = set(places)
+    for i in sorted(places, reverse=True):
+        while i > 0 and i - 1 not in drop and text[slice(*spans[i - 1])].lower() in leading:
+            drop.add(i := i - 1)
+    kept, start = [], 0
+    for i in sorted(drop):
+        kept.append(text[start : spans[i][0]])
+        start = spans[i + 1][0] if i + 1 < len(spans) else spans[i][1]
+    return "".join(kept) + text[start:]
 
 
 def _one_relation(a: str, b: str, matches: Callable[[str], dict[str, frozenset[str]]]) -> bool:
