@@ -69,10 +69,10 @@ class WalkSums:
         step_tokens, step_chars, step_splits = (np.array([p[k] for p in parts], dtype) for k, dtype in ((1, np.int64), (2, np.int64), (3, bool)))
         step_row = step_row.reshape(-1)
 
-        sums = _segment_sums(label_sums[node_row], node_counts) + _segment_sums(step_sums[step_row], step_counts) + self._end[0]
-        tokens = _segment_sums(label_tokens[node_row], node_counts) + _segment_sums(step_tokens[step_row], step_counts) + self._end[1]
-        chars = _segment_sums(label_chars[node_row], node_counts) + _segment_sums(step_chars[step_row], step_counts) + len(END)
-        whole = _segment_sums(~step_splits[step_row], step_counts) > 0
+        sums = _segment_sums(label_sums, node_row, node_counts) + _segment_sums(step_sums, step_row, step_counts) + self._end[0]
+        tokens = _segment_sums(label_tokens, node_row, node_counts) + _segment_sums(step_tokens, step_row, step_counts) + self._end[1]
+        chars = _segment_sums(label_chars, node_row, node_counts) + _segment_sums(step_chars, step_row, step_counts) + len(END)
+        whole = _segment_sums(~step_splits, step_row, step_counts) > 0
         max_chars, max_tokens = self.embedder.limits
         whole |= (chars > max_chars) if max_chars else False
         whole |= (tokens > max_tokens) if max_tokens else False
@@ -95,12 +95,15 @@ class WalkSums:
         return self._steps[key]
 
 
-def _segment_sums(rows: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Sums of consecutive runs of `rows`, `counts` long each (a run of none: 0)."""
-    out = np.zeros((len(counts), *rows.shape[1:]), rows.dtype if rows.dtype != bool else np.int64)
-    filled = counts > 0
-    if filled.any():
-        out[filled] = np.add.reduceat(rows.astype(out.dtype, copy=False), (np.cumsum(counts) - counts)[filled], axis=0)
+def _segment_sums(table: np.ndarray, rows: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Sums of `table[rows]` over consecutive runs of `rows`, `counts` long each (a run of none: 0). Summed position by
+    position, as runs are a walk's few nodes or steps: np.add.reduceat along the rows of a 2-D array took 1.1 ms for
+    130 walks of 256-d vectors, this 0.25 (both gather the same rows; the sums differ by float rounding)."""
+    out = np.zeros((len(counts), *table.shape[1:]), table.dtype if table.dtype != bool else np.int64)
+    starts = np.cumsum(counts) - counts
+    for position in range(int(counts.max(initial=0))):
+        runs = np.flatnonzero(counts > position)
+        out[runs] += table[rows[starts[runs] + position]]
     return out
 
 
