@@ -18,7 +18,7 @@ from kgwalk.errors import KgwalkError
 from kgwalk.query.corpus_paths import corpus_paths, embed_cached, path_questions, path_readings, read_covering_steps, read_mirrored_relations
 from kgwalk.query.synthetic import SyntheticPrior, peer_pairs
 from kgwalk.storage import write_table
-from kgwalk.query.words import SYNONYMS, answer_noun, asked_part, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops, focus_weights, is_content, kin_by_marriage, linked_phrases, named_topics, path_order, predicate_noun, relation_mentions, relation_word_matches, names_word, same_stem, shared_words, synonym_index, synonyms, topic_kind_words, unlinked_names, without_words, words_at, words_of
+from kgwalk.query.words import SYNONYMS, answer_noun, asked_part, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops, focus_weights, is_content, is_search, kin_by_marriage, linked_phrases, named_topics, path_order, predicate_noun, relation_mentions, relation_word_matches, names_word, same_stem, shared_words, synonym_index, synonyms, topic_kind_words, unlinked_names, without_words, words_at, words_of
 from kgwalk.verbalize.template import TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
@@ -233,6 +233,12 @@ def test_a_nested_question_asks_for_as_many_steps_as_the_phrases_it_links(tmp_pa
     assert linked_phrases("which countries have been coached by E?", named) == 1  # an auxiliary: the "by" links
     common = "which clubs have players in common with E?"  # peers: what follows the preposition names no phrase
     assert linked_phrases(common, named) == linked_phrases(common) == 2
+    # a preposition before a setting the question ends on, a noun naming no step, links nothing ("on the pitch"); with the
+    # KG's phrases only, and not where the topic comes after it
+    football["position"] = ["position"]
+    assert linked_phrases("What is E's position on the pitch?", named) == 1 and linked_phrases("What is E's position on the pitch?") == 2
+    assert linked_phrases("and what position is E in the lineup?", named) == 0
+    assert linked_phrases("who starred in movies by the director of E?", named) == 3  # "movies" names no step: E comes after
     prior = SyntheticPrior([(["directed_by"], [False])], TemplateVerbalizer({}), Flat(), "flat", _settings(link_hops=1.0, words_per_hop=1.75))
     # 3 content words (1.7 steps by words), 3 links: 3 steps
     assert prior.expected_hops("the nationality of the spouse of the father of E") == pytest.approx(3.0)
@@ -424,6 +430,9 @@ def test_a_relation_named_in_two_words_is_one_steps_name(tmp_path, monkeypatch):
     assert compound_words("which movies star E?", nothing) == 0  # the topic the verb's object, not a clause's subject
     assert compound_words("what other films did E make?", nothing) == 0  # "other films": a peer's, no one noun
     assert compound_words("what is the shirt number of E?", nothing) == 0  # no auxiliary after it: left to the relations
+    # the words a topic owns each name a step, as a possessive's do: "E's club's country"
+    assert compound_words("E's home country?", nothing) == compound_words("E birth country", nothing) == 0
+    assert compound_words("E club country", names) == 0 and compound_words("E's national team?", names) == 1  # one relation's words
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
 
     class Flat:
@@ -723,6 +732,19 @@ def test_the_words_naming_the_answer_follow_what_or_which():
     assert answer_noun("which club's players play for E") == ["players", "play"]
     # a request around the question is not its noun: "give me a list of films": the films
     assert answer_noun("give me a list of films by director E") == ["films"] and answer_noun("find films on the topic of E") == ["films"]
+    # a wh-word after the noun the question starts with opens a relative clause on it: that noun is asked
+    assert answer_noun("the country where E was born") == ["country"]
+    assert answer_noun("films whose screenplay was written by E") == ["films"]
+    assert answer_noun("the national teams of the players who share a club with E") == ["national", "teams"]
+    assert answer_noun("Name the players at the World Cup who share a club with E.") == ["players"]
+    assert answer_noun("I need the club E plays for") == ["club"]  # "need" asks, as "want" does
+    # not where the topic or a preposition comes before the wh-word: that one asks
+    assert answer_noun("The coach E, he is coming from which country?") == ["country"]
+    assert answer_noun("Players of E go to other national teams: who coaches those teams?") == []
+    assert answer_noun("do you know who E's other half is?") == []
+    # a search's words after the topic name a path from it: the last says what the answer is
+    assert answer_noun("E birth country") == ["country"] and answer_noun("E in-laws birthplace") == ["birthplace"]
+    assert answer_noun("E how old") == [] and answer_noun("E") == []
     assert answer_noun("which movies show E") == ["movies", "show"]  # a request's word after the noun is the noun's
 
 
@@ -908,6 +930,11 @@ def test_the_kind_asked_for_one_step_past_the_named_relations(tmp_path, monkeypa
     assert not prior(0.2).kind_steps(sigs, "where was E born", types).any()
     assert prior(0.2).kind_steps(sigs, "where is E's birthplace situated", types).tolist() == [False, True]
     assert not prior(0.2).kind_steps(sigs, "how was E born", types).any()  # no kind asked
+    # the noun's head names the kind, a word before it may name a step ("E's birth country": the birthplace's country)
+    assert prior(0.2).kind_steps(sigs, "what is the born country of E", types).tolist() == [False, True]
+    # so do a noun the question starts with before a relative clause, and a search's last word
+    assert prior(0.2).kind_steps(sigs, "the country where E was born", types).tolist() == [False, True]
+    assert prior(0.2).kind_steps(sigs, "E born country", types).tolist() == [False, True]
     # a step whose phrase names a kind any place is ("has location") contradicts no kind asked for
     located = (["born_in", "has_location"], [False, False])
     others = [signature(*born), signature(*located)]
@@ -956,7 +983,7 @@ def test_an_end_its_steps_phrase_names_as_the_asked_kind_is_of_that_kind(tmp_pat
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     forward, backward = (["national_team"], [False]), (["national_team"], [True])
     axis = np.eye(8, dtype=np.float32)
-    words = {"national": axis[2], "teams": axis[2], "portugal": axis[4], "silva": 0.6 * axis[2] + 0.8 * axis[3]}
+    words = {"national": axis[2], "teams": axis[2], "sides": axis[2], "portugal": axis[4], "silva": 0.6 * axis[2] + 0.8 * axis[3]}
 
     class Words:  # path questions on one axis, the words and end labels as above
         def encode(self, texts):
@@ -969,6 +996,11 @@ def test_an_end_its_steps_phrase_names_as_the_asked_kind_is_of_that_kind(tmp_pat
     assert types[0] > 0 > types[1]
     types = prior.answer_types(sigs, "which teams do the players of E play for", walks)  # "national" unsaid: the labels tell
     assert types[1] > 0 > types[0]
+    # a search's last word is its noun where it names no relation; one naming a relation may be the topic's role ("E
+    # filmography actor": E's films as an actor), so it asks for no kind
+    assert is_search("E national teams") and not is_search("E's national teams?") and not is_search("which teams do E play for")
+    assert not prior.answer_types(sigs, "E national teams", walks).any()
+    assert prior.answer_types(sigs, "E sides", walks)[1] > 0  # "sides" names no relation: the labels tell
 
 
 def test_where_asks_for_a_step_whose_phrase_names_its_end_a_kind_of_place(tmp_path, monkeypatch):

@@ -22,7 +22,7 @@ from kgwalk.query.corpus_paths import (embed_cached, parse_signature, path_readi
                                        unit_vectors)
 from kgwalk.query.temporal import label_year
 from kgwalk.query.words import (ARTICLES, CATEGORY, CHAIN_PREPOSITIONS, GENERIC_KINDS, PLACE_KINDS, SYNONYMS, TWICE_PREFIXES, answer_noun, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops,
-                                focus_weights, kin_by_marriage, linked_phrases, named_topics, names_word, path_order, relation_mentions, relation_word_matches, same_stem, shared_words,
+                                focus_weights, is_search, kin_by_marriage, linked_phrases, named_topics, names_word, path_order, relation_mentions, relation_word_matches, same_stem, shared_words,
                                 synonym_index, topic_kind_words, unlinked_names, without_words, words_at, words_of)
 from kgwalk.verbalize.template import PREPOSITIONS, TemplateVerbalizer
 from kgwalk.walks.labels import signature
@@ -281,7 +281,8 @@ class SyntheticPrior:
         counted = self.expected_hops(masked_question)
         # a noun naming relations only as their verb's object names the kind, no step (`_kind_words`)
         kind_words = self._kind_words(masked_question)
-        if not s.kind_step or not (noun or where) or any(self._word_relations(w) for w in noun if w not in kind_words) or counted < 1:
+        # the noun's head names the kind; a word before it may name a step ("E's birth country": the birthplace's country)
+        if not s.kind_step or not (noun or where) or any(self._word_relations(w) for w in noun[-1:] if w not in kind_words) or counted < 1:
             return np.zeros(len(sigs), bool)
         type_of = dict(zip(sigs, types.tolist()))
         # a step past peers on the way ("the national teams of E's club teammates") is as any other step; not where the
@@ -499,6 +500,10 @@ class SyntheticPrior:
         noun (`_ends_named`: "has national team" for "which national teams") matches 1, a word's cosine with itself."""
         # "where" asks for a place as "which place" does
         noun = answer_noun(masked_question) or (["place"] if asks_where(masked_question) else [])
+        # "E filmography actor": a search's word naming a relation may be the topic's role, not the answer's kind; not one
+        # naming relations only as their verb's object ("E club country": "plays for country")
+        if is_search(masked_question) and any(self._word_relations(w) and not self._names_only_kinds(w, has_nouns=False) for w in noun):
+            noun = []
         when = asks_when(masked_question)
         if not (noun or when) or not walks:
             return np.zeros(len(sigs))

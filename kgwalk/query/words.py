@@ -91,7 +91,7 @@ PEER_WORDS = frozenset({"other", "share", "shares", "shared", "same", "else", "a
 SHARING_WORDS = frozenset({"share", "shares", "shared", "same", "together"})  # the peer is what comes before them
 # words of a request wrapped around the question ("can you tell me the name of the person who directed E"): no step's
 REQUEST_WORDS = frozenset({"can", "could", "would", "you", "me", "i", "tell", "please", "give", "show", "list", "find", "know", "want", "like",
-                           "identify"})
+                           "identify", "need"})
 # "how much", "how many": they ask for an amount as "what" asks for a thing ("how much money did it cost to make E" is one
 # step, budget); "when" and "where" stay, as they name the answer's kind, a time or a place, that a step gives
 AMOUNT_WORDS = frozenset({"how", "much", "many"})
@@ -181,6 +181,22 @@ def _first_wh(tokens: list[str]) -> int | None:
     return next((i for i, w in enumerate(tokens) if w in WH_WORDS), None)
 
 
+def is_search(masked_question: str) -> bool:
+    """Whether the question is a search's words: the topic, then content words only ("E birth country", "E club")."""
+    tokens = [w.lower() for w in WORD.findall(masked_question)]
+    return len(tokens) > 1 and tokens[0] == TOPIC and all(is_content(t) and _unpossessed(t) != TOPIC for t in tokens[1:])
+
+
+def _relative_wh(tokens: list[str], wh: int) -> bool:
+    """Whether the wh-word at `wh` (lower-cased tokens) opens a relative clause on a noun the question starts with ("the
+    country where E was born", "films whose screenplay E wrote", "list the players who share a club with E"): a noun
+    right before it, and before that only that noun phrase, request words and articles, no topic."""
+    if wh == 0 or not is_content(tokens[wh - 1]) or tokens[wh - 1] in REQUEST_WORDS or tokens[wh] in AMOUNT_WORDS:
+        return False
+    lead = next((t for t in tokens[:wh] if t not in REQUEST_WORDS and t not in ARTICLES and t not in GENERIC_NOUNS), None)
+    return lead is not None and is_content(lead) and TOPIC not in map(_unpossessed, tokens[:wh])
+
+
 def _do_follows(tokens: list[str], wh: int) -> bool:
     """Whether a form of "do" follows the wh-word at `wh` (lower-cased tokens)."""
     return wh + 1 < len(tokens) and tokens[wh + 1] in DO_FORMS
@@ -247,11 +263,15 @@ def answer_noun(masked_question: str) -> list[str]:
     children)."""
     tokens = [w.lower() for w in WORD.findall(masked_question)]
     wh = _first_wh(tokens)
+    if wh is not None and _relative_wh(tokens, wh):  # "the country where E was born": the noun before it is asked
+        wh = None
     if wh is not None and (tokens[wh] not in ("what", "which") or _do_follows(tokens, wh)):
         return []
     start = wh + 1 if wh is not None else 0
-    if wh is None and tokens[:1] and tokens[0] != TOPIC and _unpossessed(tokens[0]) == TOPIC:  # "E's home country?"
-        start = 1
+    if wh is None and tokens[:1] and _unpossessed(tokens[0]) == TOPIC:
+        if tokens[0] == TOPIC:  # a search's words after the topic name a path from it, the last its end: "E birth country"
+            return tokens[-1:] if is_search(masked_question) else []
+        start = 1  # "E's home country?"
     run: list[str] = []
     for token in tokens[start:]:
         if token != TOPIC and _unpossessed(token) == TOPIC and not run:  # "what is E's father's nationality": what E owns
@@ -360,7 +380,9 @@ def compound_words(masked_question: str, matches: Callable[[str], dict[str, froz
     after = tokens[start + len(noun) : start + len(noun) + 2]
     subject = after[:1] == [TOPIC] and len(after) > 1 and is_content(after[1])
     ended = (not after or after[0] in AUXILIARIES or subject) and not PEER_WORDS & set(noun)
-    continuing = set(range(start + 1, start + len(noun))) if ended else set()
+    # not the words a topic owns ("E club country", a search's words): each names its own step, as "E's club's country" does
+    owned = start > 0 and _unpossessed(tokens[start - 1]) == TOPIC
+    continuing = set(range(start + 1, start + len(noun))) if ended and not owned else set()
     return sum(not {a, b} & _NO_STEP_WORDS and (i + 1 in continuing or _one_relation(a, b, matches)) for i, (a, b) in enumerate(zip(tokens, tokens[1:])))
 
 
@@ -483,6 +505,14 @@ def linked_phrases(masked_question: str, matches: Callable[[str], dict[str, froz
         phrase = then == TOPIC or then in ARTICLES or then in POSSESSIVE_PRONOUNS or (is_content(then) and bool(matches(then)))
         return named and (going_on in RELATIVE_PRONOUNS or (going_on in CHAIN_PREPOSITIONS | {"of"} and phrase))
 
+    def names_a_step_after(i: int) -> bool:
+        """Whether the phrase after the preposition at `i` is one a step can reach: a noun naming a relation ("the
+        players at E's club") or one the topic comes after ("movies by the director of E", "in common with E"); not a
+        setting the question ends on ("E's position on the pitch", "what position is E in the lineup")."""
+        noun = next((_unpossessed(t) for t in tokens[i + 1 :] if t not in ARTICLES and t not in POSSESSIVE_PRONOUNS), "")
+        leads_on = any(_unpossessed(t) in (TOPIC, PLACEHOLDER) for t in tokens[i + 1 :])
+        return matches is None or leads_on or not is_content(noun) or bool(matches(noun))
+
     def links(i: int, t: str) -> bool:
         after = tokens[i + 1 :]
         if t in HAVING:
@@ -497,7 +527,8 @@ def linked_phrases(masked_question: str, matches: Callable[[str], dict[str, froz
             # not the preposition of a do-question's verb right after its subject, whose link the verb made ("who does E
             # play for at club level")
             verbs = do is not None and i >= 2 and tokens[i - 2] == TOPIC
-            return (_after_a_phrase(tokens, i) or linked_by_copula(i)) and phrase_after and not within_a_name(i) and not verbs
+            return ((_after_a_phrase(tokens, i) or linked_by_copula(i)) and phrase_after and not within_a_name(i) and not verbs
+                    and names_a_step_after(i))
         if t == TOPIC:
             return _in_a_reduced_relative(tokens, i)
         if t in POSSESSIVE_PRONOUNS:  # as "E's" does, unless the preposition before it made the link ("E's mates at his club")
