@@ -256,7 +256,9 @@ def answer_noun(masked_question: str) -> list[str]:
     """The words naming what a question asks for: the content words after its first wh-word where that is "what" or
     "which", a generic noun and its "of" skipped ("which country ...", "what is the name of the country where ...": country;
     "in what year": year); without a wh-word, its first content words ("the country of birth of the singer of E",
-    "genre of E?"), after the topic's possessive where that comes first ("E's home country?"); a possessive's words are
+    "genre of E?"), after the topic's possessive where that comes first ("E's home country?"), the last of a search's
+    words after the topic ("E birth country": country); a wh-word opening a relative clause on the noun a question starts
+    with counts as none ("the country where E was born": country, `_relative_wh`); a possessive's words are
     the owner's, not the answer's ("E's club's country?", "what is E's club's country": country). None for another
     wh-word ("who", "when": no noun to compare with), where the topic comes first otherwise ("what did E direct"), and
     where a "do" follows the wh-word: what comes next is who does it ("what do the children of E do for a living": not
