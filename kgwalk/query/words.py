@@ -183,7 +183,11 @@ def _first_wh(tokens: list[str]) -> int | None:
 
 def is_search(masked_question: str) -> bool:
     """Whether the question is a search's words: the topic, then content words only ("E birth country", "E club")."""
-    tokens = [w.lower() for w in WORD.findall(masked_question)]
+    return _searched([w.lower() for w in WORD.findall(masked_question)])
+
+
+def _searched(tokens: list[str]) -> bool:
+    """`is_search` on lower-cased tokens."""
     return len(tokens) > 1 and tokens[0] == TOPIC and all(is_content(t) and _unpossessed(t) != TOPIC for t in tokens[1:])
 
 
@@ -272,7 +276,7 @@ def answer_noun(masked_question: str) -> list[str]:
     start = wh + 1 if wh is not None else 0
     if wh is None and tokens[:1] and _unpossessed(tokens[0]) == TOPIC:
         if tokens[0] == TOPIC:  # a search's words after the topic name a path from it, the last its end: "E birth country"
-            return tokens[-1:] if is_search(masked_question) else []
+            return tokens[-1:] if _searched(tokens) else []
         start = 1  # "E's home country?"
     run: list[str] = []
     for token in tokens[start:]:
