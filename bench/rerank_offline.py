@@ -15,7 +15,8 @@ each MetaQA qa_dev hop file, evenly spaced; what the joint term and a time filte
 (kgwalk/query/steps.py) is kept per walk. Two-topic files are left out. A variant names query.synthetic settings only;
 what it finds is confirmed with `bench/zero_shot_dev.py --ablate` or `--sweep`, a real run. A change to the prior's
 code (not its settings) is tried with `--code-change` on a capture taken before it: the first row is then the
-capture's own Hits@1, the code before, and `defaults` this code's.
+capture's own Hits@1, the code before, and `defaults` this code's. A second table counts, per set, the questions
+each row wins and loses against the capture: a mean can hide losses that wins make up for.
 """
 
 from __future__ import annotations
@@ -110,20 +111,28 @@ def capture(warehouse: Path, name: str, files: list[tuple[str, Path, int | None]
     return out
 
 
-def hits(warehouse: Path, name: str, rows: list[Captured], overrides: list[str]) -> dict[str, float]:
-    """Per group, Hits@1 (%) with the prior loaded under these query.synthetic overrides."""
+def hits(warehouse: Path, name: str, rows: list[Captured], overrides: list[str]) -> list[bool]:
+    """Per row, whether its best walk ends at a gold answer with the prior loaded under these query.synthetic overrides."""
     retriever = Retriever(load_config(None, [f"warehouse={warehouse}", f"name={name}", *overrides]))
     prior, weight = retriever.prior, retriever.cfg.query.rerank_weight
     assert isinstance(prior, SyntheticPrior), "a variant ranks with the synthetic prior"
-    by_group: dict[str, list[bool]] = {}
+    found = []
     for row in rows:
         scores = {w.walk_id: (w.score, w.end) for w in row.others}
         if row.topic:
             shares = prior.shares(row.masked, row.vectors, row.topic)  # type: ignore[arg-type]
             scores.update({w.walk_id: (w.cosine + weight * float(s) + w.joint, w.end) for w, s in zip(row.topic, shares)})
         best = min(scores, key=lambda i: (-scores[i][0], i)) if scores else None
-        by_group.setdefault(row.group, []).append(best is not None and scores[best][1] in row.answers)
+        found.append(best is not None and scores[best][1] in row.answers)
     retriever.close()
+    return found
+
+
+def per_group(rows: list[Captured], found: list[bool]) -> dict[str, float]:
+    """Per group, Hits@1 (%)."""
+    by_group: dict[str, list[bool]] = {}
+    for row, hit in zip(rows, found):
+        by_group.setdefault(row.group, []).append(hit)
     return {group: 100 * float(np.mean(h)) for group, h in by_group.items()}
 
 
@@ -155,19 +164,23 @@ def main() -> None:
         label, _, settings = spec.partition(":")
         variants[label] = [f"query.synthetic.{kv}" for kv in settings.split(",") if kv]
     table: dict[str, dict[str, float]] = {label: {} for label in variants}
+    changed: dict[str, dict[str, tuple[int, int]]] = {label: {} for label in variants}  # questions won and lost against the capture
     args.scratch.mkdir(parents=True, exist_ok=True)
     for label, (warehouse, name, files) in sets.items():
         saved = args.scratch / f"{label.replace(' ', '_').replace('(', '').replace(')', '')}.pkl"
         if args.recapture or not saved.exists():
             saved.write_bytes(pickle.dumps(capture(warehouse, name, files)))
         rows = pickle.loads(saved.read_bytes())
-        captured = {g: 100 * float(np.mean([r.best in r.answers for r in rows if r.group == g])) for g in dict.fromkeys(r.group for r in rows)}
+        before = [r.best in r.answers for r in rows]
+        captured = per_group(rows, before)
         for variant, overrides in variants.items():
-            per_group = captured if overrides is None else hits(warehouse, name, rows, overrides)
-            if variant == "defaults" and not args.code_change and not np.allclose(list(per_group.values()), list(captured.values())):
-                raise SystemExit(f"{label}: ranked again at the defaults {per_group} != captured {captured}: was the capture taken at other settings?")
-            table[variant][label] = float(np.mean(list(per_group.values())))
-            print(label, variant, {g: round(h, 1) for g, h in per_group.items()}, flush=True)
+            found = before if overrides is None else hits(warehouse, name, rows, overrides)
+            groups = per_group(rows, found)
+            if variant == "defaults" and not args.code_change and not np.allclose(list(groups.values()), list(captured.values())):
+                raise SystemExit(f"{label}: ranked again at the defaults {groups} != captured {captured}: was the capture taken at other settings?")
+            table[variant][label] = float(np.mean(list(groups.values())))
+            changed[variant][label] = (sum(f and not b for f, b in zip(found, before)), sum(b and not f for f, b in zip(found, before)))
+            print(label, variant, {g: round(h, 1) for g, h in groups.items()}, flush=True)
     labels = list(sets)
     body = ["Hits@1 (%), extractive, averaged over each set's step counts (1-3), plain questions; the candidates captured once at the",
             "defaults, ranked again by the synthetic prior under each row's settings.", "",
@@ -177,6 +190,11 @@ def main() -> None:
         settings = "the code that captured, at its defaults" if overrides is None else ", ".join(o.removeprefix("query.") for o in overrides) or "-"
         body.append(f"| {variant} | {settings} | " + " | ".join(f"{c:.1f}" for c in cells)
                     + f" | {np.mean(cells):.1f} |")
+    body += ["", "Questions each row wins and loses against the capture (won / lost):", "",
+             "| variant | " + " | ".join(labels) + " | all |", "|---|" + "---:|" * (len(labels) + 1)]
+    for variant in variants:
+        pairs = [changed[variant][label] for label in labels]
+        body.append(f"| {variant} | " + " | ".join(f"{w} / {lo}" for w, lo in pairs) + f" | {sum(w for w, _ in pairs)} / {sum(lo for _, lo in pairs)} |")
     print("\n".join(body))
     if args.report:
         save_report(args.report, "The synthetic prior's settings ranked again on captured candidates", [f"- data: {data}; corpora: {args.warehouse}"

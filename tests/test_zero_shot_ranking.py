@@ -433,6 +433,13 @@ def test_a_relation_named_in_two_words_is_one_steps_name(tmp_path, monkeypatch):
     # the words a topic owns each name a step, as a possessive's do: "E's club's country"
     assert compound_words("E's home country?", nothing) == compound_words("E birth country", nothing) == 0
     assert compound_words("E club country", names) == 0 and compound_words("E's national team?", names) == 1  # one relation's words
+    # two words of one relation joined by a conjunction name one step, as relation_mentions counts them; not two relations'
+    kin = lambda word: relation_word_matches(word, {"sons": ["children"], "daughters": ["children"], "country": ["country"]})  # noqa: E731
+    assert compound_words("who are the sons and daughters of E?", kin) == 1
+    assert compound_words("the sons or daughters of E", kin) == 1
+    assert compound_words("the sons and country of E", kin) == 0
+    assert compound_words("the sons and daughters of E", nothing) == 0  # no relation's words: the words count
+    assert expected_hops("who are the sons and daughters of E?", 1.0) - compound_words("who are the sons and daughters of E?", kin) == 1
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
 
     class Flat:

@@ -375,8 +375,8 @@ def compound_words(masked_question: str, matches: Callable[[str], dict[str, froz
     of the same relation's phrase ("national team", "shirt number", "imdb rating": one step's name in two words), or one
     continuing the noun the question asks for where an auxiliary, the topic or the question's end ends it (`answer_noun`:
     "which national team does E represent", "name the national side E represents", "E plays for which national team",
-    one kind of answer however its KG names the step; not "which movies star E"). `expected_hops` counts
-    each; one step is named. `matches`: a word's `relation_word_matches`."""
+    one kind of answer however its KG names the step; not "which movies star E"), or one joined by a conjunction to a word
+    of the same relation ("the sons and daughters of E"). `expected_hops` counts each; one step is named. `matches`: a word's `relation_word_matches`."""
     tokens = [w.lower() for w in WORD.findall(masked_question)]
     noun = answer_noun(masked_question)
     start = next((i for i in range(len(tokens)) if tokens[i : i + len(noun)] == noun), 0) if len(noun) > 1 else 0
@@ -389,7 +389,12 @@ def compound_words(masked_question: str, matches: Callable[[str], dict[str, froz
     # not the words a topic owns ("E club country", a search's words): each names its own step, as "E's club's country" does
     owned = start > 0 and _unpossessed(tokens[start - 1]) == TOPIC
     continuing = set(range(start + 1, start + len(noun))) if ended and not owned else set()
-    return sum(not {a, b} & _NO_STEP_WORDS and (i + 1 in continuing or _one_relation(a, b, matches)) for i, (a, b) in enumerate(zip(tokens, tokens[1:])))
+    adjacent = sum(not {a, b} & _NO_STEP_WORDS and (i + 1 in continuing or _one_relation(a, b, matches)) for i, (a, b) in enumerate(zip(tokens, tokens[1:])))
+    # "the sons and daughters of E", "E's mother and father": two words of one relation joined by a conjunction name one
+    # step, as `relation_mentions` counts them
+    joined = sum(conjunction in CONJUNCTIONS and not {a, b} & _NO_STEP_WORDS and _one_relation(a, b, matches)
+                 for a, conjunction, b in zip(tokens, tokens[1:], tokens[2:]))
+    return adjacent + joined
 
 
 def topic_kind_words(masked_question: str, matches: Callable[[str], dict[str, frozenset[str]]], *,
