@@ -199,13 +199,9 @@ def test_token_ids_taken_a_word_at_a_time_give_the_models_own_vectors(static_env
     assert np.array_equal(fresh.encode(ascii_texts), embedder.encode(ascii_texts)) and calls == []
 
 
-def test_walk_vectors_summed_from_labels_and_phrases_are_the_models_vectors_of_their_sentences(static_env):
-    """kgwalk.query.walk_sums: a template walk's vector summed from its labels' and phrases' token sums is model2vec's
-    vector of its sentence, for every kind of label; walks whose phrase meets a label inside a word, or longer than
-    the model reads, are embedded from their sentences, and only those."""
-    from kgwalk.query.walk_sums import WalkSums
+def label_kinds_walks():
+    """(labels, verbalizer, walks): template walks over every kind of label and phrase a walk's vector is summed from."""
     from kgwalk.verbalize.template import TemplateVerbalizer
-    from kgwalk.embed.common import unit_rows
     from kgwalk.walks.labels import LabelLookup
 
     names = ["Kismet", "Vincente Minnelli", "Café Müller (1985 film)", "東京物語", "AT&T's 2nd-best", "O'Brien", "a [UNK] b", "",
@@ -225,7 +221,18 @@ def test_walk_vectors_summed_from_labels_and_phrases_are_the_models_vectors_of_t
                       "nodes": pa.array([n for n, _, _ in steps], pa.list_(pa.int64())),
                       "rels": pa.array([[rel[r] for r in rs] for _, rs, _ in steps], pa.list_(pa.int64())),
                       "inverse": pa.array([inv for _, _, inv in steps], pa.list_(pa.bool_()))})
-    verbalizer, embedder = TemplateVerbalizer(phrases), StaticEmbedder("static")
+    return labels, TemplateVerbalizer(phrases), walks
+
+
+def test_walk_vectors_summed_from_labels_and_phrases_are_the_models_vectors_of_their_sentences(static_env):
+    """kgwalk.query.walk_sums: a template walk's vector summed from its labels' and phrases' token sums is model2vec's
+    vector of its sentence, for every kind of label; walks whose phrase meets a label inside a word, or longer than
+    the model reads, are embedded from their sentences, and only those."""
+    from kgwalk.embed.common import unit_rows
+    from kgwalk.query.walk_sums import WalkSums
+
+    labels, verbalizer, walks = label_kinds_walks()
+    embedder = StaticEmbedder("static")
     texts = verbalizer.sentences(labels.attach(walks)).to_pylist()
     whole: list[list[int]] = []
     got = WalkSums(embedder, labels, verbalizer).vectors(walks, lambda rows: whole.append(rows.tolist()) or [texts[r] for r in rows])
@@ -233,6 +240,58 @@ def test_walk_vectors_summed_from_labels_and_phrases_are_the_models_vectors_of_t
     assert np.allclose(got, reference, atol=1e-6)
     assert whole == [[6, 8]]  # "pre{}post" forward (its inverse phrase splits), and the label of 700 words (past the 512 tokens the model reads)
     assert texts[3] == "O'Brien is a [UNK] b's partner." and texts[9] == "Blonde Venus."
+
+
+def test_label_parts_kept_across_calls_give_the_same_vectors_and_stay_within_their_bound(static_env):
+    """A WalkSums keeps its labels' token sums across calls (kgwalk.query.walk_sums.LabelParts): walks summed from kept
+    parts, from a cache emptied when full, and from one too small for a call's labels get the vectors of a WalkSums
+    that keeps none, and it never keeps more labels than its bound."""
+    from kgwalk.query.walk_sums import WalkSums
+
+    labels, verbalizer, walks = label_kinds_walks()
+    embedder = StaticEmbedder("static")
+    texts = verbalizer.sentences(labels.attach(walks)).to_pylist()
+    sentences = lambda part: lambda rows: [texts[part[r]] for r in rows]  # noqa: E731
+    parts = [[0, 1, 2], [1, 3, 4], [0, 1, 2], [5, 6, 7, 8, 9], list(range(walks.num_rows)), [9, 3]]
+    fresh = [WalkSums(embedder, labels, verbalizer, max_labels=0).vectors(walks.take(p), sentences(p)) for p in parts]
+    for bound in (100, 6, 3):
+        kept = WalkSums(embedder, labels, verbalizer, max_labels=bound)
+        for part, expected in zip(parts, fresh):
+            assert np.array_equal(kept.vectors(walks.take(part), sentences(part)), expected)
+            assert len(kept.label_parts) <= bound
+        assert len(kept.label_parts) > 0
+
+
+def test_a_refresh_that_relabels_an_entity_scores_its_walks_by_the_new_label(static_env, tmp_path):
+    """A retriever's walk vectors summed from labels kept across questions (query.walk_search=graph) are of the records'
+    versions: once a refresh relabels an entity, its walks read and score as their new sentences."""
+    from kgwalk.query import Retriever
+
+    edges = [("kismet", "directed_by", "dieterle"), ("kismet", "starred_actors", "dietrich"), ("devil", "directed_by", "dieterle")]
+    names = {"kismet": "Kismet", "dieterle": "William Dieterle", "dietrich": "Marlene Dietrich", "devil": "The Devil and Daniel Webster"}
+
+    def kg(path: Path, renamed: dict[str, str]) -> Path:
+        label = "<http://www.w3.org/2000/01/rdf-schema#label>"
+        path.write_text("".join(f"<http://x/{h}> <http://x/{r}> <http://x/{t}> .\n" for h, r, t in edges)
+                        + "".join(f'<http://x/{e}> {label} "{n}" .\n' for e, n in (names | renamed).items()))
+        return path
+
+    settings = ["embed.model=static", "query.walk_search=graph", "query.node_search=dense", "query.rerank=none", "query.hub_walks=index"]
+    cfg = config(tmp_path, kg(tmp_path / "kg.nt", {}), settings)
+    build_in_process(cfg)
+    retriever = Retriever(cfg)
+    try:
+        question = "who directed Kismet"
+        q = retriever.embedder.encode([question])[0]
+        for renamed in ({}, {"dieterle": "Wilhelm Dieterle"}):
+            if renamed:
+                run_refresh(cfg, str(kg(tmp_path / "relabel.nt", renamed)), snapshot=True)
+            walks = [w for n in retriever.retrieve(question, k_nodes=2, k_walks=4).nodes for w in n.walks]
+            texts = [w.text for w in walks]
+            assert any(names["dieterle"] in t for t in texts) != bool(renamed) and any("Wilhelm Dieterle" in t for t in texts) == bool(renamed)
+            assert np.allclose([w.score for w in walks], retriever.embedder.encode(texts) @ q, atol=1e-6)
+    finally:
+        retriever.close()
 
 
 def test_build_and_cli_query_with_a_static_model_load_no_torch(static_env, spark, tmp_path):
