@@ -44,3 +44,25 @@ def test_verbalize_arrow_batch():
     assert source.to_pylist() == ["template", "template"]
     with pytest.raises(KgwalkError, match="unknown verbalizer"):  # refused as the config loads
         make_verbalizer(load_config(None, ["verbalize.verbalizer=gpt"]).verbalize)
+
+
+def test_a_batch_column_wise_and_a_few_walks_one_by_one_make_the_same_sentences():
+    """TemplateVerbalizer.sentences makes a batch's sentences column-wise, and fewer than FEW_WALKS one `sentence` at a
+    time: the same sentences either way, for walks of every length and direction, phrases with `{}` and without."""
+    import random
+
+    from kgwalk.verbalize.template import FEW_WALKS
+
+    rng = random.Random(5)
+    v = TemplateVerbalizer({"directed_by": ["was directed by", "directed"], "plays_for": ["is the country {} plays for", "has player {}"]})
+    relations, names = ["directed_by", "plays_for", "has_genre", "people.person.gender"], ["Kismet", "Brazil", "O'Brien", "Café Müller", "", "3.14"]
+    walks = []
+    for _ in range(3 * FEW_WALKS):
+        steps = rng.randint(0, 3)
+        walks.append({"node_labels": [rng.choice(names) for _ in range(steps + 1)], "rel_labels": [rng.choice(relations) for _ in range(steps)],
+                      "inverse": [rng.random() < 0.5 for _ in range(steps)]})
+    batch = pa.Table.from_pylist(walks)
+    expected = [v.sentence(w["node_labels"], w["rel_labels"], w["inverse"]) for w in walks]
+    assert v.sentences(batch).to_pylist() == expected
+    assert [t for start in range(0, len(walks), FEW_WALKS // 2) for t in v.sentences(batch.slice(start, FEW_WALKS // 2)).to_pylist()] == expected
+    assert any("plays for" in t for t in expected) and any(", which " in t for t in expected)
