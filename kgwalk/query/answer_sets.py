@@ -67,11 +67,7 @@ class AnswerSets:
             relation_indices = self._relations.get(relation)
             if relation_indices is None or not len(frontier):
                 return np.empty(0, np.int64)
-            starts, degree = g.indptr[frontier], g.degree[frontier]
-            last = np.cumsum(degree)
-            visits = np.arange(min(int(last[-1]), max_visits))
-            owner = np.searchsorted(last, visits, side="right")  # which frontier node each visit scans
-            entries = starts[owner] + visits - (last[owner] - degree[owner])
+            entries = _visits(g, frontier, max_visits)
             rels = g.rel[entries]
             # one relation per label is the rule; np.isin's setup cost most of a query's lists
             named_relation = rels == relation_indices[0] if len(relation_indices) == 1 else np.isin(rels, relation_indices)
@@ -90,13 +86,10 @@ class AnswerSets:
         seen[at] = True
         frontier, hops = np.array([at], np.int64), {}
         for step in range(1, max_hops + 1):
-            starts, degree = g.indptr[frontier], g.degree[frontier]
-            last = np.cumsum(degree)
-            if not len(last) or not last[-1]:
+            entries = _visits(g, frontier, max_visits)
+            if not len(entries):
                 break
-            visits = np.arange(min(int(last[-1]), max_visits))
-            owner = np.searchsorted(last, visits, side="right")
-            reached = np.unique(g.nbr[starts[owner] + visits - (last[owner] - degree[owner])])
+            reached = np.unique(g.nbr[entries])
             frontier = reached[~seen[reached]]
             seen[frontier] = True
             hops.update(dict.fromkeys(g.node_ids[frontier].tolist(), step))
@@ -104,6 +97,18 @@ class AnswerSets:
 
     def labels(self, ids: list[int]) -> list[str]:
         return self._labels.take(pa.array(np.searchsorted(self.graph.node_ids, np.asarray(ids, np.int64)))).to_pylist()
+
+
+def _visits(graph: Graph, frontier: np.ndarray, max_visits: int) -> np.ndarray:
+    """The adjacency entries of the `frontier` nodes, node after node, the first `max_visits` of them."""
+    if len(frontier) == 1:  # a path's first step: one node's entries are one range, at a quarter of the cost
+        start = int(graph.indptr[frontier[0]])
+        return np.arange(start, start + min(int(graph.degree[frontier[0]]), max_visits))
+    starts, degree = graph.indptr[frontier], graph.degree[frontier]
+    last = np.cumsum(degree)
+    visits = np.arange(min(int(last[-1]), max_visits) if len(last) else 0)
+    owner = np.searchsorted(last, visits, side="right")  # which frontier node each visit scans
+    return starts[owner] + visits - (last[owner] - degree[owner])
 
 
 def walk_routes(hits: list[WalkHit]) -> list[tuple[WalkHit, int, RelationPath]]:
