@@ -18,7 +18,7 @@ from kgwalk.errors import KgwalkError
 from kgwalk.query.corpus_paths import corpus_paths, embed_cached, path_questions, path_readings, read_covering_steps, read_mirrored_relations
 from kgwalk.query.synthetic import SyntheticPrior, peer_pairs
 from kgwalk.storage import write_table
-from kgwalk.query.words import SYNONYMS, answer_noun, asked_part, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops, focus_weights, is_content, is_search, kin_by_marriage, linked_phrases, named_topics, path_order, predicate_noun, relation_mentions, relation_word_matches, names_word, same_stem, shared_words, synonym_index, synonyms, topic_kind_words, unlinked_names, without_words, words_at, words_of
+from kgwalk.query.words import SYNONYMS, adverbs, answer_noun, asked_part, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops, focus_weights, is_content, is_search, kin_by_marriage, linked_phrases, named_topics, path_order, predicate_noun, relation_mentions, relation_word_matches, names_word, same_stem, shared_words, synonym_index, synonyms, topic_kind_words, unlinked_names, without_words, words_at, words_of
 from kgwalk.verbalize.template import TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
@@ -440,6 +440,7 @@ def test_a_relation_named_in_two_words_is_one_steps_name(tmp_path, monkeypatch):
     assert compound_words("the sons and country of E", kin) == 0
     assert compound_words("the sons and daughters of E", nothing) == 0  # no relation's words: the words count
     assert expected_hops("who are the sons and daughters of E?", 1.0) - compound_words("who are the sons and daughters of E?", kin) == 1
+
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
 
     class Flat:
@@ -453,6 +454,17 @@ def test_a_relation_named_in_two_words_is_one_steps_name(tmp_path, monkeypatch):
     # two entities named: each one's path takes half the steps asked for (player, plays, national team: 3 words)
     assert named_topics("which player of E plays for the national team of E?") == 2 and named_topics("what is E's club?") == 1
     assert prior.expected_hops("which player of E plays for the national team of E?") == pytest.approx(3 / 1.75 / 2)
+
+
+def test_an_adverb_names_no_step():
+    """"what town were they actually born in": an adverb of manner or degree is no step's word; a word ending in "ly" that
+    names a relation, a name and a short word are not adverbs here."""
+    relations = lambda word: relation_word_matches(word, {"born": ["place_of_birth"], "family": ["family"]})  # noqa: E731
+    assert adverbs("what town were they actually born in?", relations) == 1
+    assert adverbs("in which language was the film E originally and officially released?", relations) == 2
+    assert adverbs("which family is E from?", relations) == 0  # names the KG's family relation
+    assert adverbs("which cities of Italy did E visit?", relations) == adverbs("who is the only child of E?", relations) == 0
+    assert expected_hops("what town were they actually born in?", 1.0) - adverbs("what town were they actually born in?", relations) == 2
 
 
 def test_a_question_that_names_more_relations_than_its_words_say_asks_for_more_steps(tmp_path, monkeypatch):

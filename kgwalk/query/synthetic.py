@@ -21,7 +21,7 @@ from kgwalk.query.hits import WalkHit
 from kgwalk.query.corpus_paths import (embed_cached, parse_signature, path_readings, phrase_words, read_corpus_paths, read_covering_steps, read_mirrored_relations,
                                        unit_vectors)
 from kgwalk.query.temporal import label_year
-from kgwalk.query.words import (ARTICLES, CATEGORY, CHAIN_PREPOSITIONS, GENERIC_KINDS, PLACE_KINDS, SYNONYMS, TWICE_PREFIXES, answer_noun, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops,
+from kgwalk.query.words import (ARTICLES, CATEGORY, CHAIN_PREPOSITIONS, GENERIC_KINDS, PLACE_KINDS, SYNONYMS, TWICE_PREFIXES, adverbs, answer_noun, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops,
                                 focus_weights, is_search, kin_by_marriage, linked_phrases, named_topics, names_word, path_order, relation_mentions, relation_word_matches, same_stem, shared_words,
                                 synonym_index, topic_kind_words, unlinked_names, without_words, words_at, words_of)
 from kgwalk.verbalize.template import PREPOSITIONS, TemplateVerbalizer
@@ -172,8 +172,9 @@ class SyntheticPrior:
         is E about", 1 on 1. A question naming several entities spends its words on the paths of all of them: each path
         from one takes its share ("which child of E was born in E": one step from each)."""
         s = self.settings
-        # "national team": one step's name, two words; "the movie E": E's kind, no step
-        names_once = compound_words(masked_question, self._word_relations) + len(self._topic_kinds(masked_question))
+        # "national team": one step's name, two words; "the movie E": E's kind, no step; "actually": no step's word
+        names_once = (compound_words(masked_question, self._word_relations) + len(self._topic_kinds(masked_question))
+                      + adverbs(masked_question, self._word_relations))
         counts = [expected_hops(masked_question, s.words_per_hop) - names_once / s.words_per_hop]
         if s.mention_hops:
             kinds = self._kind_words(masked_question)  # "which country is the club of E located in": club, located

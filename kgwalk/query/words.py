@@ -397,6 +397,14 @@ def compound_words(masked_question: str, matches: Callable[[str], dict[str, froz
     return adjacent + joined
 
 
+def adverbs(masked_question: str, matches: Callable[[str], dict[str, frozenset[str]]]) -> int:
+    """How many of the question's words are adverbs of manner or degree ("what town were they actually born in", "in which
+    language was E originally released"): a lowercase word of more than four letters ending in "ly" that names no
+    relation (`matches`: a word's `relation_word_matches`). `expected_hops` counts each; none names a step. Not a word
+    naming a relation ("which family is E from" where a KG has a family relation) nor a name ("Italy")."""
+    return sum(len(w) > 4 and w.endswith("ly") and w.islower() and not matches(w) for w in WORD.findall(masked_question))
+
+
 def topic_kind_words(masked_question: str, matches: Callable[[str], dict[str, frozenset[str]]], *,
                      kind_only: Callable[[str], bool] | None = None) -> set[int]:
     """Which words of the question (their places among its words) only say what kind of thing its topic is: a noun
