@@ -402,7 +402,7 @@ def adverbs(masked_question: str, matches: Callable[[str], dict[str, frozenset[s
     language was E originally released"): a lowercase word of more than four letters ending in "ly" that names no
     relation (`matches`: a word's `relation_word_matches`). `expected_hops` counts each; none names a step. Not a word
     naming a relation ("which family is E from" where a KG has a family relation) nor a name ("Italy")."""
-    return sum(len(w) > 4 and w.endswith("ly") and w.islower() and not matches(w) for w in WORD.findall(masked_question))
+    return sum(len(w) > 4 and w.endswith("ly") and w.islower() and w not in _NO_STEP_WORDS and not matches(w) for w in WORD.findall(masked_question))
 
 
 def topic_kind_words(masked_question: str, matches: Callable[[str], dict[str, frozenset[str]]], *,
