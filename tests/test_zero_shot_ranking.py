@@ -16,7 +16,7 @@ from kgwalk.query import Retriever
 from kgwalk.config import SyntheticConf, load_config
 from kgwalk.errors import KgwalkError
 from kgwalk.query.corpus_paths import corpus_paths, embed_cached, path_questions, path_readings, read_covering_steps, read_mirrored_relations
-from kgwalk.query.synthetic import SyntheticPrior, peer_pairs
+from kgwalk.query.synthetic import SyntheticPrior, peer_pairs, step_table
 from kgwalk.storage import write_table
 from kgwalk.query.words import SYNONYMS, adverbs, answer_noun, asked_part, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops, focus_weights, is_content, is_search, kin_by_marriage, linked_phrases, named_topics, path_order, predicate_noun, relation_mentions, relation_word_matches, names_word, same_stem, shared_words, synonym_index, synonyms, topic_kind_words, unlinked_names, without_words, words_at, words_of
 from kgwalk.verbalize.template import TemplateVerbalizer
@@ -1079,11 +1079,22 @@ def test_peer_words_and_paths_that_come_back_by_their_relation():
     for question in ("the actors of the other films of the director of E", "who directed the films that share actors with E",
                      "who else starred in E", "the actor E starred together with who"):  # a peer on the way; "else": E's actors; nothing after a last wh-word to read
         assert not asks_for_a_peer(question), question
-    assert peer_pairs(signature(["directed_by", "directed_by"], [False, True])) == [True]
-    assert peer_pairs(signature(["starred_actors", "starred_actors", "has_genre"], [False, True, False])) == [True, False]
-    assert peer_pairs(signature(["directed_by", "written_by"], [False, True])) == [False]  # another relation back: no shared node
-    assert peer_pairs(signature(["located_in", "located_in"], [False, False])) == [False]  # onwards, not back
-    assert peer_pairs(signature(["directed_by"], [False])) == []
+    assert peer_pairs(signature(["directed_by", "directed_by"], [False, True])) == (True,)
+    assert peer_pairs(signature(["starred_actors", "starred_actors", "has_genre"], [False, True, False])) == (True, False)
+    assert peer_pairs(signature(["directed_by", "written_by"], [False, True])) == (False,)  # another relation back: no shared node
+    assert peer_pairs(signature(["located_in", "located_in"], [False, False])) == (False,)  # onwards, not back
+    assert peer_pairs(signature(["directed_by"], [False])) == ()
+
+
+def test_the_step_table_places_each_path_s_steps_among_the_distinct_steps():
+    """The prior's per-step terms are read per path through this table: a step shared by paths is one place, and a
+    shorter path is padded with a place past the steps, which a per-step array leaves 0."""
+    steps, at = step_table(("directed_by>", "directed_by>|<directed_by", "starred_actors>|<starred_actors|directed_by>"))
+    assert steps == ["directed_by>", "<directed_by", "starred_actors>", "<starred_actors"]
+    assert at.tolist() == [[0, 4, 4], [0, 1, 4], [2, 3, 0]]
+    per_step = np.array([1.0, 2.0, 4.0, 8.0, 0.0])
+    assert per_step[at].sum(axis=1).tolist() == [1.0, 3.0, 13.0]
+    assert not at.flags.writeable  # shared by the terms of one question
 
 
 def test_a_question_asking_for_peers_takes_the_path_back_through_a_shared_node(tmp_path, monkeypatch):

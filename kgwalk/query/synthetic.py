@@ -10,7 +10,9 @@ the question asks for what shares something with its topic)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
+from itertools import chain
 
 import numpy as np
 
@@ -30,11 +32,35 @@ from kgwalk.walks.labels import signature
 MAX_WORDS = 200_000  # word vectors a prior keeps: a server's questions keep bringing new words
 
 
-def peer_pairs(sig: str) -> list[bool]:
+@lru_cache(maxsize=1 << 16)  # a path's pairs are the same for every question; a KG has thousands of paths
+def peer_pairs(sig: str) -> tuple[bool, ...]:
     """Per pair of consecutive steps of the relation path, whether the second comes straight back by the first's relation
     ("directed_by>|<directed_by": to what shares a director with the topic)."""
     rels, inverse = parse_signature(sig)
-    return [rels[i] == rels[i + 1] and inverse[i] != inverse[i + 1] for i in range(len(rels) - 1)]
+    return tuple(rels[i] == rels[i + 1] and inverse[i] != inverse[i + 1] for i in range(len(rels) - 1))
+
+
+@lru_cache(maxsize=8)  # the terms of one question's paths share it
+def step_table(sigs: tuple[str, ...]) -> tuple[list[str], np.ndarray]:
+    """The distinct steps of the relation paths, and per path the place of each of its steps among them, padded with
+    len(steps) past its last. A term worked out once per step (an array with one more entry, 0 or False, for the
+    padding) is then read per path by NumPy, not by a Python loop per path and step. Read only: callers share it."""
+    paths = [sig.split("|") for sig in sigs]
+    place: dict[str, int] = {}
+    for path in paths:
+        for step in path:
+            place.setdefault(step, len(place))
+    width, pad = max(map(len, paths), default=0), len(place)
+    at = np.array([[*(place[step] for step in path), *[pad] * (width - len(path))] for path in paths], np.intp).reshape(len(paths), width)
+    at.setflags(write=False)
+    return list(place), at
+
+
+def by_last_step(sigs: Sequence[str], test: Callable[[str], bool]) -> np.ndarray:
+    """Per relation path, `test` of its last step, tested once per distinct last step."""
+    last = [sig.rsplit("|", 1)[-1] for sig in sigs]
+    found = {step: test(step) for step in dict.fromkeys(last)}
+    return np.array([found[step] for step in last], bool)
 
 
 def reading_verbalizers(verbalizer: TemplateVerbalizer) -> list[TemplateVerbalizer]:
@@ -66,6 +92,8 @@ class SyntheticPrior:
         self.forms = ["whole", "content"] if s.content_mix > 0 else ["whole"]
         self.vectors: dict[str, dict[str, np.ndarray]] = {form: {} for form in self.forms}
         self.centers: dict[str, np.ndarray | float] = dict.fromkeys(self.forms, 0.0)
+        # per form, the row of each path and (paths, readings, dim) its unit vectors less the centre (`_cosines`)
+        self.centred: dict[str, tuple[dict[str, int], np.ndarray]] = {form: ({}, np.empty(0, np.float32)) for form in self.forms}
         if self.questions:
             for form in self.forms:
                 texts = [self._form(q, form) for pair in self.questions.values() for q in pair]
@@ -138,8 +166,16 @@ class SyntheticPrior:
         cosines favour paths by that, not by the relations asked; without the shared part the relations decide."""
         center = self.centers[form]
         q = unit_vectors((question_vector / (np.linalg.norm(question_vector) or 1.0) - center)[None])[0]
+        # a path's centred vectors are the same for every question: made once, rows of one array (replaced, never
+        # changed in place: a server's threads may be reading the one they found)
+        rows, centred = self.centred[form]
+        if new := list(dict.fromkeys(s for s in sigs if s not in rows)):
+            made = unit_vectors(self._vectors_of(new, form) - center)
+            rows = {**rows, **{sig: len(rows) + i for i, sig in enumerate(new)}}
+            centred = np.concatenate([centred, made]) if len(centred) else made
+            self.centred[form] = rows, centred
         # einsum, not BLAS: see PathPrior.votes (OpenBLAS's spinning threads slow the next embedding)
-        return np.einsum("ikj,j->ik", unit_vectors(self._vectors_of(sigs, form) - center), q).max(axis=1)
+        return np.einsum("ikj,j->ik", centred[[rows[s] for s in sigs]], q).max(axis=1)
 
     def _add_relations(self, sigs: Iterable[str]) -> None:
         """Record the phrase words of these paths' relations not known yet (a refresh may bring new ones)."""
@@ -241,11 +277,11 @@ class SyntheticPrior:
         the phrase map's and the relation names' questions where both are read."""
         asked = words_of(masked_question)
         path_words = [self._path_words(s) for s in sigs]
-        vocabulary = list(dict.fromkeys(w for readings in path_words for words in readings for w in words))
+        vocabulary = list(dict.fromkeys(chain.from_iterable(chain.from_iterable(path_words))))
         if not asked or not vocabulary:
             return np.zeros(len(sigs))
-        best = dict(zip(vocabulary, self._matches(vocabulary, asked).max(axis=1).tolist()))
-        return np.array([max((sum(best[w] for w in words) / len(words) if words else 0.0) for words in readings) for readings in path_words])
+        best = dict(zip(vocabulary, self._matches(vocabulary, asked).max(axis=1).tolist())).__getitem__
+        return np.array([max((sum(map(best, words)) / len(words) if words else 0.0) for words in readings) for readings in path_words])
 
     def _end_kinds(self, step: str) -> list[list[str]]:
         """The words naming the kind of a step's end in its phrases, read the step's way (each verbalizer's that names one):
@@ -263,7 +299,7 @@ class SyntheticPrior:
             self.end_kinds[step] = kinds
         return self.end_kinds[step]
 
-    def kind_steps(self, sigs: list[str], masked_question: str, types: np.ndarray) -> np.ndarray:
+    def kind_steps(self, sigs: list[str], masked_question: str, types: np.ndarray, counted: float | None = None) -> np.ndarray:
         """Per path, whether the kind of thing the question asks for lies one step past what its words name: the words count
         a step at least, the question names a kind (`answer_noun`) that names no relation, or asks "where" (`asks_where`:
         a place, for a path no longer than the words count), and the path is one step longer
@@ -279,7 +315,7 @@ class SyntheticPrior:
         s = self.settings
         noun = answer_noun(masked_question)
         where = not noun and asks_where(masked_question)
-        counted = self.expected_hops(masked_question)
+        counted = self.expected_hops(masked_question) if counted is None else counted
         # a noun naming relations only as their verb's object names the kind, no step (`_kind_words`)
         kind_words = self._kind_words(masked_question)
         # the noun's head names the kind; a word before it may name a step ("E's birth country": the birthplace's country)
@@ -312,12 +348,13 @@ class SyntheticPrior:
 
         return np.array([one_step_on(sig) for sig in sigs], bool)
 
-    def expected_steps(self, sigs: list[str], masked_question: str, kind: np.ndarray) -> np.ndarray:
+    def expected_steps(self, sigs: list[str], masked_question: str, kind: np.ndarray, counted: float | None = None) -> np.ndarray:
         """Per path, the steps the question asks for: `expected_hops`, where the kind asked for lies one step on
         (`kind`: `kind_steps`) up to one more, as many as the path takes. Only where the words count a step at least
         (`kind_steps`): one that names little but the kind ("which country is E in") asks for it by that step, and a
-        made-up country's name reads less like "country" than its continent's does."""
-        counted = self.expected_hops(masked_question)
+        made-up country's name reads less like "country" than its continent's does. `counted`: `expected_hops`, where
+        known."""
+        counted = self.expected_hops(masked_question) if counted is None else counted
         lengths = np.array([sig.count("|") + 1 for sig in sigs])
         return counted + kind * np.clip(lengths - counted, 0.0, 1.0)
 
@@ -459,12 +496,15 @@ class SyntheticPrior:
             return np.zeros(len(sigs))
         noun = set(answer_noun(masked_question))
 
-        def meets(word: str, relations: set[str], relations_taken: set[str], step: str) -> bool:
+        def meets(word: str, relations: set[str], step: str) -> bool:
             # the asked noun names what the answer is: a step it names only as where the step starts does not meet it
-            return bool(relations & relations_taken) and not (word in noun and self._names_a_start(word, step))
+            return bool(relations & self._step_relations(step)[0]) and not (word in noun and self._names_a_start(word, step))
 
-        share = np.array([sum(min(1.0, sum(meets(word, relations, taken, step) for taken, step in zip(self._step_relations(sig), sig.split("|"))) / times)
-                              for word, relations, times in named) / len(named) for sig in sigs])
+        steps, at = step_table(tuple(sigs))
+        # (words, steps + 1): whether the word's relations are met at the step; the last column, past a path's end, never
+        met = np.array([[*(meets(word, relations, step) for step in steps), False] for word, relations, _ in named])
+        steps_named = np.array([[times] for _, _, times in named])
+        share = np.minimum(1.0, met[:, at].sum(axis=2) / steps_named).sum(axis=0) / len(named)
         expected = self.expected_hops(masked_question) if expected is None else expected
         return np.where(self._past_slack(sigs, expected), 0.0, share)
 
@@ -474,21 +514,24 @@ class SyntheticPrior:
         share in the other ("the nationality of the spouse of the parent of E": parents, then spouse, then nationality;
         not spouse, then parents). A word naming every relation the paths take tells no order (a dotted KG's "film"); 0
         for a path with no such pair, and for a question naming fewer than two relations or several topics."""
-        taken = [self._step_relations(sig) for sig in sigs]
-        every = set().union(*(step for steps in taken for step in steps))
+        steps, at = step_table(tuple(sigs))
+        taken = [self._step_relations(step)[0] for step in steps]
+        every = set().union(*taken)
         kind_only = self._kind_words(masked_question)
         named = [found.keys() for word in path_order(masked_question)
                  if word not in kind_only and (found := self._word_relations(word)) and not found.keys() >= every]
         if len(named) < 2:
             return np.zeros(len(sigs))
-
-        def agreement(steps_taken: list[set[str]]) -> float:
-            at = [next((k for k, step in enumerate(steps_taken) if step & n), None) for n in named]
-            steps = [k for k in at if k is not None]
-            signs = [1 if b > a else -1 for i, a in enumerate(steps) for b in steps[i + 1 :] if a != b]
-            return sum(signs) / len(signs) if signs else 0.0
-
-        return np.array([agreement(steps) for steps in taken])
+        # (named, paths): the first step of each path taking a relation the word names; its length where none does
+        met = np.array([[*(bool(step & n) for step in taken), False] for n in named])[:, at]
+        first = np.where(met.any(axis=2), met.argmax(axis=2), at.shape[1])
+        found = first < at.shape[1]
+        # over the pairs of words whose relations the path takes at different steps: +1 in the words' order, -1 against it
+        i, j = np.triu_indices(len(named), 1)
+        counted = found[i] & found[j] & (first[i] != first[j])
+        signs = np.where(counted, np.sign(first[j] - first[i]), 0)
+        pairs = counted.sum(axis=0)
+        return np.where(pairs > 0, signs.sum(axis=0) / np.maximum(pairs, 1), 0.0)
 
     def answer_types(self, sigs: list[str], masked_question: str, walks: Sequence[WalkHit]) -> np.ndarray:
         """Per path, how much more its walks' ends read as what the question asks for than the paths' ends on average, less
@@ -517,7 +560,7 @@ class SyntheticPrior:
         else:
             asked = unit_vectors(self._word_vectors(noun).sum(axis=0)[None])[0]
             match = dict(zip(labels, np.einsum("ij,j->i", self._word_vectors(labels), asked).tolist()))  # einsum: see PathPrior.votes
-        per_path = np.array([sum(match[label] for label in ends[sig]) / len(ends[sig]) for sig in sigs])
+        per_path = np.array([sum(map(match.__getitem__, ends[sig])) / len(ends[sig]) for sig in sigs])
         if not when:  # what a step's own phrase calls its end is what it is, whatever its label reads like
             per_path = np.where(self._ends_named(sigs, noun), 1.0, per_path)
             # a category ("has genre") is no thing of the kind asked for, however like it its label reads
@@ -539,7 +582,7 @@ class SyntheticPrior:
         def names(kind: list[str]) -> bool:
             return all(any(same_stem(k, n) for n in noun) for k in kind) and all(any(same_stem(k, n) for k in kind) for n in noun)
 
-        return np.array([any(names(kind) for kind in self._end_kinds(sig.rsplit("|", 1)[-1])) for sig in sigs], bool)
+        return by_last_step(sigs, lambda step: any(names(kind) for kind in self._end_kinds(step)))
 
     def _ends_categories(self, sigs: list[str], masked_question: str) -> np.ndarray:
         """Per path, whether its last step's phrase names its end a category ("has genre": a word of the synonyms of
@@ -548,7 +591,7 @@ class SyntheticPrior:
         categories = self.synonyms_of.get(CATEGORY, frozenset())
         if any(w in categories for w in words_of(masked_question)):
             return np.zeros(len(sigs), bool)
-        return np.array([any(k in categories for kind in self._end_kinds(sig.rsplit("|", 1)[-1]) for k in kind) for sig in sigs], bool)
+        return by_last_step(sigs, lambda step: any(k in categories for kind in self._end_kinds(step) for k in kind))
 
     def peers(self, sigs: list[str], masked_question: str) -> np.ndarray:
         """Per path, what reaching a peer of the topic is worth: a peer shares a node with the topic by one relation, so the
@@ -562,7 +605,8 @@ class SyntheticPrior:
         paths."""
         s = self.settings
         if asks_for_peers(masked_question):
-            weight, pairs = s.peer, [peer_pairs(sig) for sig in sigs]
+            pairs: list[Sequence[bool]] = [peer_pairs(sig) for sig in sigs]
+            weight = s.peer
             if asks_for_a_peer(masked_question):  # "what other films ...": the answer is the peer, the pair ends the path
                 pairs = [[p and i == len(ps) - 1 for i, p in enumerate(ps)] for ps in pairs]
             # what the peers share is what the question names from its peer word on ("the cast of the other films of
@@ -607,8 +651,9 @@ class SyntheticPrior:
             sims = (1 - s.content_mix) * sims + s.content_mix * self._cosines(sigs, masked_vectors[1], "content")
         steps = np.array([s.count("|") + 1 for s in sigs])
         types = self.answer_types(sigs, masked_question, walks) if s.answer_type or s.kind_step else np.zeros(len(sigs))
-        kind = self.kind_steps(sigs, masked_question, types)
-        expected = self.expected_steps(sigs, masked_question, kind)
+        counted = self.expected_hops(masked_question)
+        kind = self.kind_steps(sigs, masked_question, types, counted)
+        expected = self.expected_steps(sigs, masked_question, kind, counted)
         sims = sims - s.hop_weight * np.abs(steps - expected)
         if s.coverage:
             sims = sims + s.coverage * self.coverages(sigs, masked_question)
