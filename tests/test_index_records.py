@@ -96,15 +96,15 @@ def test_records_read_from_the_tables_or_remade_from_the_graph_equal_those_held_
     rows_read = []  # the walk ids each lookup read from the tables
     monkeypatch.setattr(records_module, "read_rows", lambda *a, **kw: rows_read.append(list(kw.get("values", []))) or read_rows(*a, **kw))
     asked = [ids[3], ids[0], ids[-1], ids[3]]
-    assert graph.lookup(ids, [roots[i] for i in ids]) == held.lookup(ids) and rows_read == []  # all remade, none read
+    assert graph.lookup(ids, [roots[i] for i in ids]).to_pylist() == held.lookup(ids).to_pylist() and rows_read == []  # all remade, none read
     for records in (tables, graph):
-        assert records.lookup(asked, [roots[i] for i in asked]) == held.lookup(asked)
-        assert records.lookup(ids, [roots[i] for i in ids]) == held.lookup(ids) and records.lookup([], []) == []
-    assert [r["walk_id"] for r in graph.lookup(asked, [roots[i] for i in asked])] == asked
-    assert graph.lookup(asked) == held.lookup(asked)  # no roots: read from the tables
+        assert records.lookup(asked, [roots[i] for i in asked]).to_pylist() == held.lookup(asked).to_pylist()
+        assert records.lookup(ids, [roots[i] for i in ids]).to_pylist() == held.lookup(ids).to_pylist() and records.lookup([], []).to_pylist() == []
+    assert [r["walk_id"] for r in graph.lookup(asked, [roots[i] for i in asked]).to_pylist()] == asked
+    assert graph.lookup(asked).to_pylist() == held.lookup(asked).to_pylist()  # no roots: read from the tables
     wrong_roots = [roots[ids[0]]] * len(ids)  # walks the graph does not remake from these roots are read
     rows_read.clear()
-    assert graph.lookup(ids, wrong_roots) == held.lookup(ids)
+    assert graph.lookup(ids, wrong_roots).to_pylist() == held.lookup(ids).to_pylist()
     assert sorted(rows_read[0]) == sorted(i for i in ids if roots[i] != roots[ids[0]])
     for records in (held, tables, graph):
         with pytest.raises(KgwalkError, match="run `kgwalk index`"):
@@ -120,7 +120,7 @@ def test_the_graph_source_makes_the_sentences_of_the_configured_phrases(tmp_path
     ids = sorted(roots)
     records = WalkRecords(cfg, "graph")
     records.sync(index_reflects(cfg))
-    texts = [r["text"] for r in records.lookup(ids, [roots[i] for i in ids])]
+    texts = [r["text"] for r in records.lookup(ids, [roots[i] for i in ids]).to_pylist()]
     assert any("was made by William Dieterle" in t for t in texts)
     assert texts == [expected_walks(cfg)[i]["text"] for i in ids]
 
@@ -225,11 +225,11 @@ def test_records_follow_the_versions_the_index_reflects(tmp_path, source):
 
     records = WalkRecords(cfg, source)
     records.sync(old_reflects)
-    assert [r["text"] for r in records.lookup(gone, [old_walks[i]["root"] for i in gone])] == [old_walks[i]["text"] for i in gone]
+    assert [r["text"] for r in records.lookup(gone, [old_walks[i]["root"] for i in gone]).to_pylist()] == [old_walks[i]["text"] for i in gone]
     with pytest.raises(KgwalkError, match="run `kgwalk index`"):
         records.lookup(added, [new_walks[i]["root"] for i in added])
     records.sync(new_reflects)
-    shown = records.lookup(added, [new_walks[i]["root"] for i in added])
+    shown = records.lookup(added, [new_walks[i]["root"] for i in added]).to_pylist()
     assert [(r["text"], r["node_labels"]) for r in shown] == [(new_walks[i]["text"], new_walks[i]["node_labels"]) for i in added]
     assert any("written_by" in r["rel_labels"] for r in shown)
     with pytest.raises(KgwalkError, match="run `kgwalk index`"):

@@ -120,7 +120,7 @@ class WalkRecords:
     def _walks(read: Callable[[str, list[str]], pa.Table]) -> pa.Table:
         return with_texts(read("walks", WALK_FIELDS), read("texts", ["walk_id", "text"]))
 
-    def lookup(self, walk_ids: Sequence[int], roots: Sequence[int] | None = None) -> list[dict[str, Any]]:
+    def lookup(self, walk_ids: Sequence[int], roots: Sequence[int] | None = None) -> pa.Table:
         """One record per id, in order: walk_id, kind, text, nodes, rels, inverse, node_labels,
         rel_labels. `roots`: each walk's root (what the graph source remakes; without them it
         reads the tables)."""
@@ -133,7 +133,7 @@ class WalkRecords:
             found = self._take(ids, roots)
         if found is None:
             raise KgwalkError(f"the index holds walks that tables {self.versions} lack: run `kgwalk index`")
-        return self._labels.attach(found).to_pylist()
+        return self._labels.attach(found)
 
     def walks_of(self, roots: Sequence[int]) -> pa.Table | None:
         """Every walk of `roots`, remade from the graph with its sentence and labels (lookup's fields, and its root),

@@ -4,10 +4,14 @@ pruned ego-graph), as plain dataclasses that the CLI, the HTTP API and the answe
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from collections.abc import Sequence
 from typing import Any, Protocol
 
+import numpy as np
+import pyarrow as pa
+
 from kgwalk.config import QueryMode
-from kgwalk.walks.labels import signature, walk_triples
+from kgwalk.walks.labels import step_signatures, walk_triples
 
 
 NO_GOOD_MATCH = "No good match: the question names no entity of this KG and no walk is close to it; these are the nearest walks."
@@ -86,18 +90,27 @@ class Retrieval:
                 "no_good_match": self.no_good_match, "match_note": self.match_note}
 
 
-def walk_hit(score: float, p: dict[str, Any]) -> WalkHit:
-    return WalkHit(
-        walk_id=int(p["walk_id"]),
-        score=score,
-        kind=p["kind"],
-        text=p["text"],
-        nodes=[int(n) for n in p["nodes"]],
-        node_labels=list(p["node_labels"]),
-        triples=walk_triples(p["node_labels"], p["rel_labels"], p["inverse"]),
-        signature=signature(p["rel_labels"], p["inverse"]),
-        cosine=score,
-    )
+def walk_hits(scores: Sequence[float], records: pa.Table) -> list[WalkHit]:
+    """The walks of `records` (kgwalk/index/records.py's fields), row for row, each with its score. Built column by
+    column, not from a dict per record: a topic the prior reranks brings its best walk of every relation path, some
+    170 walks a question on a family KG, where a dict and a signature per record took 1 ms."""
+    nodes, node_at = _flat(records.column("nodes"))
+    labels, _ = _flat(records.column("node_labels"))
+    relations, step_at = _flat(records.column("rel_labels"))
+    inverse, _ = _flat(records.column("inverse"))
+    steps = step_signatures(relations, inverse)
+    columns = (records.column(c).to_pylist() for c in ("walk_id", "kind", "text"))
+    return [WalkHit(walk_id, score, kind, text, nodes[a:b], labels[a:b], walk_triples(labels[a:b], relations[c:d], inverse[c:d]),
+                    "|".join(steps[c:d]), score)
+            for walk_id, kind, text, score, a, b, c, d in zip(*columns, scores, node_at, node_at[1:], step_at, step_at[1:])]
+
+
+def _flat(column: pa.ChunkedArray) -> tuple[list[Any], list[int]]:
+    """A list column's values as Python objects, and where each row's start and end among them (rows + 1 offsets)."""
+    lists = column.combine_chunks()
+    offsets = np.zeros(len(lists) + 1, np.int64)
+    np.cumsum(lists.value_lengths().to_numpy(zero_copy_only=False), out=offsets[1:])  # value_lengths and flatten respect a slice
+    return lists.flatten().to_numpy(zero_copy_only=False).tolist(), offsets.tolist()
 
 
 class Retrieves(Protocol):

@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -39,7 +40,7 @@ from kgwalk.index.records import RecordSource, WalkRecords
 from kgwalk.index.store import VectorStore, collection_names, open_store
 from kgwalk.query.built_with import check_embed_model
 from kgwalk.query.answer_sets import name_answer_sets, walk_routes
-from kgwalk.query.hits import EgoLine, NodeHit, RelationPath, Retrieval, WalkHit, best_first, walk_hit
+from kgwalk.query.hits import EgoLine, NodeHit, RelationPath, Retrieval, WalkHit, best_first, walk_hits
 from kgwalk.query.paths import masked_question
 from kgwalk.query.prior import Prior, load_prior, resolve_rerank
 from kgwalk.query.steps import (Laps, best_walks, check_request, choose_walks, ego_candidates, fetch_counts, joint_reach, names_an_entity, nearest_joint_ends, restrict_in_time, reward_joint_ends,
@@ -440,8 +441,9 @@ class Retriever:
     def _with_records(self, nodes: list[NodeHit], hits_of: dict[int, list[tuple[Hit, int]]]) -> dict[int, list[WalkHit]]:
         """The hits as walks: their records (kgwalk/index/records.py) at the versions the index searched reflects."""
         hits = [(h, root) for node in nodes for h, root in hits_of[node.id]]
-        records = iter(self.records.lookup([h.id for h, _ in hits], [root for _, root in hits]))  # one lookup: each costs Arrow calls
-        return {node.id: [walk_hit(h.score, next(records)) for h, _ in hits_of[node.id]] for node in nodes}
+        records = self.records.lookup([h.id for h, _ in hits], [root for _, root in hits])  # one lookup: each costs Arrow calls
+        walks = iter(walk_hits([h.score for h, _ in hits], records))
+        return {node.id: list(islice(walks, len(hits_of[node.id]))) for node in nodes}
 
     def _ego(self, nodes: list[NodeHit], candidates: dict[int, list[WalkHit]]) -> list[tuple[EgoLine, int, RelationPath]]:
         """Each node's walks become the lines of its pruned ego-graph, in as many characters as

@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any, get_args
 
 import numpy as np
@@ -17,7 +18,7 @@ from kgwalk.config import QueryConf, QueryMode
 from kgwalk.errors import KgwalkError
 from kgwalk.kg.ids import hash64
 from kgwalk.query.diversity import select_walks, walks_per_node
-from kgwalk.query.hits import NodeHit, WalkHit, best_first, walk_hit
+from kgwalk.query.hits import NodeHit, WalkHit, best_first, walk_hits
 from kgwalk.query.lexicon import Mention
 
 
@@ -107,8 +108,8 @@ def best_walks(walks: pa.Table, scores: np.ndarray, roots: dict[int, list[int]],
         if ends is not None:
             chosen[node] = with_joint_ends(ends, order, chosen[node], joint_ends, fetch[node])
     every = np.concatenate([np.zeros(0, np.int64), *chosen.values()])
-    records = iter(shown(walks.take(pa.array(every))).to_pylist())  # one take: each costs Arrow calls
-    return {node: [walk_hit(float(scores[r]), next(records)) for r in rows] for node, rows in chosen.items()}
+    hits = iter(walk_hits(scores[every].tolist(), shown(walks.take(pa.array(every)))))  # one take: each costs Arrow calls
+    return {node: list(islice(hits, len(rows))) for node, rows in chosen.items()}
 
 
 def with_every_path(paths: np.ndarray, order: np.ndarray, fetch: int, *, every: bool = False) -> np.ndarray:

@@ -77,4 +77,9 @@ def load_labels(cfg: Config) -> LabelLookup:
 
 def signature(rel_labels: list[str], inverse: list[bool]) -> str:
     """A walk's relation path as one string, e.g. "directed_by>|<directed_by" (< = walked backwards)."""
-    return "|".join(("<" + r) if inv else (r + ">") for r, inv in zip(rel_labels, inverse))
+    return "|".join(step_signatures(rel_labels, inverse))
+
+
+def step_signatures(rel_labels: list[str], inverse: list[bool]) -> list[str]:
+    """Each step's part of a `signature`: of every step of many walks in one pass."""
+    return [("<" + r) if inv else (r + ">") for r, inv in zip(rel_labels, inverse)]
