@@ -242,6 +242,24 @@ def test_walk_vectors_summed_from_labels_and_phrases_are_the_models_vectors_of_t
     assert texts[3] == "O'Brien is a [UNK] b's partner." and texts[9] == "Blonde Venus."
 
 
+def test_segment_sums_add_each_run_in_order_as_a_loop_over_it_would():
+    """walk_sums._segment_sums, which sums runs longest first: each run's rows added in order from zero, float for float
+    as a loop per run adds them (a walk's vector must not depend on the other walks it is summed with); a run of none
+    is zero."""
+    from kgwalk.query.walk_sums import _segment_sums
+
+    rng = np.random.default_rng(7)
+    table = rng.standard_normal((40, 16)).astype(np.float32)
+    counts = rng.integers(0, 5, 300)
+    rows = rng.integers(0, len(table), int(counts.sum()))
+    expected = np.zeros((len(counts), 16), np.float32)
+    for run, (start, count) in enumerate(zip(np.cumsum(counts) - counts, counts)):
+        for row in rows[start : start + count]:
+            expected[run] += table[row]
+    assert np.array_equal(_segment_sums(table, rows, counts), expected)
+    assert _segment_sums(table, rows[:0], counts[:0]).shape == (0, 16)
+
+
 def test_label_parts_kept_across_calls_give_the_same_vectors_and_stay_within_their_bound(static_env):
     """A WalkSums keeps its labels' token sums across calls (kgwalk.query.walk_sums.LabelParts): walks summed from kept
     parts, from a cache emptied when full, and from one too small for a call's labels get the vectors of a WalkSums

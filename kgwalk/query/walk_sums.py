@@ -152,12 +152,17 @@ def _grown(rows: np.ndarray, room: int) -> np.ndarray:
 def _segment_sums(table: np.ndarray, rows: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """Sums of `table[rows]` over consecutive runs of `rows`, `counts` long each (a run of none: 0). Summed position by
     position, as runs are a walk's few nodes or steps: np.add.reduceat along the rows of a 2-D array took 1.1 ms for
-    130 walks of 256-d vectors, this 0.25 (both gather the same rows; the sums differ by float rounding)."""
-    out = np.zeros((len(counts), *table.shape[1:]), table.dtype)
-    starts = np.cumsum(counts) - counts
+    130 walks of 256-d vectors, this 0.25 (both gather the same rows; the sums differ by float rounding). The runs are
+    summed longest first, so that those a position reaches are a prefix, added to in place (indexing the sums at each
+    position took a third of a question's sums on people)."""
+    longest = np.argsort(-counts, kind="stable")
+    starts, counts = (np.cumsum(counts) - counts)[longest], counts[longest]
+    sums = np.zeros((len(counts), *table.shape[1:]), table.dtype)
     for position in range(int(counts.max(initial=0))):
-        runs = np.flatnonzero(counts > position)
-        out[runs] += table[rows[starts[runs] + position]]
+        reached = int(np.count_nonzero(counts > position))
+        sums[:reached] += table[rows[starts[:reached] + position]]
+    out = np.empty_like(sums)
+    out[longest] = sums
     return out
 
 
