@@ -76,7 +76,9 @@ class WalkSums:
         # tokens, characters, and whether it meets its label inside a word: summed in one pass
         step_counts_of = np.array([(p[1], p[2], not p[3]) for p in parts], np.int64).reshape(-1, 3)
 
-        sums = _segment_sums(label_sums, node_row, node_counts) + _segment_sums(step_sums, step_row, step_counts) + self._end[0]
+        sums = _segment_sums(label_sums, node_row, node_counts)  # then (labels + steps) + end, in place: no temporaries
+        sums += _segment_sums(step_sums, step_row, step_counts)
+        sums += self._end[0]
         node_totals, step_totals = _segment_sums(label_counts, node_row, node_counts), _segment_sums(step_counts_of, step_row, step_counts)
         tokens = node_totals[:, 0] + step_totals[:, 0] + self._end[1]
         chars = node_totals[:, 1] + step_totals[:, 1] + len(END)
@@ -84,7 +86,7 @@ class WalkSums:
         max_chars, max_tokens = self.embedder.limits
         whole |= (chars > max_chars) if max_chars else False
         whole |= (tokens > max_tokens) if max_tokens else False
-        sums = unit_rows(sums.astype(np.float32))
+        sums = unit_rows(sums.astype(np.float32, copy=False))
         rows = np.flatnonzero(whole)
         if len(rows):
             sums[rows] = self.embedder.encode(sentences(rows))
