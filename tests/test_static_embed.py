@@ -262,8 +262,8 @@ def test_segment_sums_add_each_run_in_order_as_a_loop_over_it_would():
 
 def test_label_parts_kept_across_calls_give_the_same_vectors_and_stay_within_their_bound(static_env):
     """A WalkSums keeps its labels' token sums across calls (kgwalk.query.walk_sums.LabelParts): walks summed from kept
-    parts, from a cache emptied when full, and from one too small for a call's labels get the vectors of a WalkSums
-    that keeps none, and it never keeps more labels than its bound."""
+    parts, from parts all summed at once beforehand, from a cache emptied when full, and from one too small for a call's
+    labels get the vectors of a WalkSums that keeps none, and it never keeps more labels than its bound."""
     from kgwalk.query.walk_sums import WalkSums
 
     labels, verbalizer, walks = label_kinds_walks()
@@ -272,8 +272,11 @@ def test_label_parts_kept_across_calls_give_the_same_vectors_and_stay_within_the
     sentences = lambda part: lambda rows: [texts[part[r]] for r in rows]  # noqa: E731
     parts = [[0, 1, 2], [1, 3, 4], [0, 1, 2], [5, 6, 7, 8, 9], list(range(walks.num_rows)), [9, 3]]
     fresh = [WalkSums(embedder, labels, verbalizer, max_labels=0).vectors(walks.take(p), sentences(p)) for p in parts]
-    for bound in (100, 6, 3):
+    for bound, every_label in ((100, False), (100, True), (6, False), (3, False)):
         kept = WalkSums(embedder, labels, verbalizer, max_labels=bound)
+        if every_label:  # as walk_encoder(every_label=True) does: all of them summed in one call, before any walk
+            kept.label_parts.of(labels.entity_ids)
+            assert len(kept.label_parts) == len(labels.entity_ids)
         for part, expected in zip(parts, fresh):
             assert np.array_equal(kept.vectors(walks.take(part), sentences(part)), expected)
             assert len(kept.label_parts) <= bound

@@ -366,7 +366,7 @@ class Retriever:
         walks = self.records.made([r for n in scored for r in roots[n]]) if scored else None
         if walks is not None:
             lap("walk_records")
-            encode = self._current("walk_encoder", lambda: walk_encoder(self.embedder, self.records))
+            encode = self._current("walk_encoder", lambda: walk_encoder(self.embedder, self.records, every_label=True))
             found = best_walks(walks, encode(walks) @ q, {n: roots[n] for n in scored}, fetch, self.records.shown, joint_ends, every_path=every_path)
             lap("walk_search")
         hubs, cached = self._cached_hubs([n for n in nodes if n.id not in found], roots)

@@ -168,12 +168,16 @@ def _segment_sums(table: np.ndarray, rows: np.ndarray, counts: np.ndarray) -> np
     return out
 
 
-def walk_encoder(embedder: Embedder, records: WalkRecords) -> Callable[[pa.Table], np.ndarray]:
+def walk_encoder(embedder: Embedder, records: WalkRecords, *, every_label: bool = False) -> Callable[[pa.Table], np.ndarray]:
     """Vectors of the walks `records` remakes (records.made), row for row, for the versions it holds now: summed from
-    their parts where the model is static (WalkSums), else their sentences embedded."""
+    their parts where the model is static (WalkSums), else their sentences embedded. `every_label`: every entity
+    label's parts summed now, where the parts kept may hold them all (a question's walks then tokenize none of their
+    labels: 0.45 ms of the people KG's 4.1 ms walk search p50; its 15K labels take 0.16 s once)."""
     sentences = lambda walks, rows: records.shown(walks.take(pa.array(rows))).column("text").to_pylist()  # noqa: E731
     labels, verbalizer = records.labels, records.verbalizer
     if not (isinstance(embedder, StaticEmbedder) and embedder.has_word_pieces and labels is not None and verbalizer is not None):
         return lambda walks: embedder.encode(sentences(walks, np.arange(walks.num_rows)))
     sums = WalkSums(embedder, labels, verbalizer)
+    if every_label and len(labels.entity_ids) <= sums.label_parts.most:
+        sums.label_parts.of(labels.entity_ids)
     return lambda walks: sums.vectors(walks, lambda rows: sentences(walks, rows))
