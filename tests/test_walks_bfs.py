@@ -218,3 +218,14 @@ def test_bad_spec_is_a_clear_error():
         WalkSpec(depth=0)
     with pytest.raises(KgwalkError, match="bfs_mode"):
         WalkSpec(bfs_mode="longest")
+
+
+def test_first_in_groups_marks_the_rows_ranked_first_within_their_group():
+    """The cap of one walk per relation path (walkers.first_in_groups) keeps exactly the rows rank_within_groups ranks
+    0, on hash-like keys with repeats, one row and none."""
+    from kgwalk.walks.walkers import first_in_groups, rank_within_groups
+
+    rng = np.random.default_rng(3)
+    for n in (0, 1, 2, 50, 1500):
+        group = rng.integers(0, max(n // 4, 1), n).astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+        assert first_in_groups(group).tolist() == (rank_within_groups(group) == 0).tolist()

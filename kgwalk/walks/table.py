@@ -69,7 +69,7 @@ def block_to_arrow(graph: Graph, block: WalkBlock) -> pa.Table:
         {
             "walk_id": walk_ids(block.kind, node_ids, rel_ids, block.inverse, steps),
             "root": node_ids[:, 0],
-            "kind": pa.array([block.kind] * len(block), pa.string()),
+            "kind": pa.repeat(pa.scalar(block.kind, pa.string()), len(block)),  # a list of the kind per walk: 40 us a question's walks
             "steps": block.steps,
             "count": block.count,
             "nodes": list_array(pa.array(node_ids[node_mask]), steps + 1),
