@@ -108,6 +108,15 @@ def _padded(rows: np.ndarray, pad: int, fill: int | bool) -> np.ndarray:
     return out
 
 
+def _appended(rows: np.ndarray, column: np.ndarray) -> np.ndarray:
+    """`rows` with `column` after them, as np.column_stack makes them (whose own overhead was most of extending a
+    question's paths)."""
+    out = np.empty((rows.shape[0], rows.shape[1] + 1), np.result_type(rows, column))
+    out[:, :-1] = rows
+    out[:, -1] = column
+    return out
+
+
 @dataclass
 class _Paths:
     """A BFS level's paths, one row each: root_pos (which root of the batch), nodes (P, t+1) node
@@ -131,11 +140,12 @@ class _Paths:
         """The signature of path `parent` followed by adjacency entry `entry`, per row."""
         return fold64(fold64(self.signature[parent], graph.rel[entry]), graph.inverse[entry])
 
-    def extend(self, graph: Graph, parent: np.ndarray, entry: np.ndarray) -> _Paths:
-        """Path `parent` followed by adjacency entry `entry`, per row."""
-        return _Paths(self.root_pos[parent], np.column_stack([self.nodes[parent], graph.nbr[entry]]),
-                      np.column_stack([self.rels[parent], graph.rel[entry]]), np.column_stack([self.inverse[parent], graph.inverse[entry]]),
-                      self.signatures(graph, parent, entry))
+    def extend(self, graph: Graph, parent: np.ndarray, entry: np.ndarray, signature: np.ndarray | None = None) -> _Paths:
+        """Path `parent` followed by adjacency entry `entry`, per row; `signature`: their `signatures`, where the caller
+        has them already."""
+        return _Paths(self.root_pos[parent], _appended(self.nodes[parent], graph.nbr[entry]), _appended(self.rels[parent], graph.rel[entry]),
+                      _appended(self.inverse[parent], graph.inverse[entry]),
+                      self.signatures(graph, parent, entry) if signature is None else signature)
 
     def walks(self, kind: str, depth: int, cap: int | None) -> tuple[WalkBlock, np.ndarray]:
         """The level's walks (at most `cap` per root and relation path from 2 steps: a root's own
@@ -238,7 +248,7 @@ class BFSWalker(Walker):
             # relation path alone tells them apart (with a larger cap, distinct ends must)
             only_paths = t == d and t >= 2 and cap == 1
             seen = np.empty(0, np.uint64)
-            parents, entries = [], []
+            parents, entries, signatures = [], [], []
             for chunk in _chunks(expandable, graph.degree[last[expandable]], max_paths):
                 parent, entry = _expand(graph, last[chunk])
                 parent = chunk[parent]
@@ -261,10 +271,11 @@ class BFSWalker(Walker):
                     seen = np.insert(seen, np.searchsorted(seen, new), new)  # none seen yet: a merge keeps it sorted
                 parents.append(parent[pick])
                 entries.append(entry[pick])
+                signatures.append(path[pick])
             p, e = np.concatenate(parents), np.concatenate(entries)
             if not len(p):
                 break
-            paths = paths.extend(graph, p, e)
+            paths = paths.extend(graph, p, e, np.concatenate(signatures))
             block, block_roots = paths.walks(self.kind, d, cap)
             levels.append(block)
             level_root.append(block_roots)
