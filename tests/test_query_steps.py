@@ -53,6 +53,28 @@ def test_a_nodes_candidates_take_the_best_walk_of_each_path_the_best_by_cosine_l
     assert [w.walk_id for w in best_walks(walks, scores, {1: [1]}, {1: 6})[1]] == [1, 2, 3, 4, 5, 6]
 
 
+def test_walk_hits_built_column_by_column_are_each_records_own():
+    """hits.walk_hits: every walk of a real sample's records (walks of 1-3 steps, both directions), sliced and in chunks as
+    a take leaves them, is the WalkHit its record alone makes: its triples, signature and score."""
+    from conftest import SAMPLE_KG, tables_from
+
+    from kgwalk.kg.readers import read_kg
+    from kgwalk.query.hits import walk_hits
+    from kgwalk.walks import Graph, WalkSpec, all_walks
+    from kgwalk.walks.labels import LabelLookup, signature, walk_triples
+
+    t = tables_from([(h, r, tail) for _, h, r, tail in read_kg(SAMPLE_KG).triples[:400]])
+    spec = WalkSpec(depth=3, bfs_mode="paths")
+    walks = LabelLookup(t.entities, t.relations).attach(all_walks(Graph.from_arrow(t.edges, t.entities, t.relations, "both"), spec))
+    records = walks.append_column("text", pa.array([f"walk {i}" for i in range(walks.num_rows)]))
+    records = pa.concat_tables([records.slice(3, 40), records.slice(50)])
+    assert {len(r) for r in records.column("rel_labels").to_pylist()} == {1, 2, 3} and any(i for r in records.column("inverse").to_pylist() for i in r)
+    scores = np.linspace(0.1, 0.9, records.num_rows).tolist()
+    expected = [WalkHit(r["walk_id"], score, r["kind"], r["text"], r["nodes"], r["node_labels"], walk_triples(r["node_labels"], r["rel_labels"], r["inverse"]),
+                        signature(r["rel_labels"], r["inverse"]), score) for r, score in zip(records.to_pylist(), scores)]
+    assert walk_hits(scores, records) == expected and walk_hits([], records.slice(0, 0)) == []
+
+
 def test_a_walks_path_key_is_its_relations_and_directions_in_order():
     rels = [[1], [1, 2], [2, 1], [1, 2], [1, 2], [-1], [2, 1, -1]]
     inverse = [[False], [False, False], [False, False], [False, True], [False, False], [False], [False, False, True]]

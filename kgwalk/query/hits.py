@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 
 from kgwalk.config import QueryMode
-from kgwalk.walks.labels import step_signatures, walk_triples
+from kgwalk.walks.labels import step_signatures, step_triples
 
 
 NO_GOOD_MATCH = "No good match: the question names no entity of this KG and no walk is close to it; these are the nearest walks."
@@ -98,10 +98,9 @@ def walk_hits(scores: Sequence[float], records: pa.Table) -> list[WalkHit]:
     labels, _ = _flat(records.column("node_labels"))
     relations, step_at = _flat(records.column("rel_labels"))
     inverse, _ = _flat(records.column("inverse"))
-    steps = step_signatures(relations, inverse)
+    triples, steps = step_triples(labels, relations, inverse, np.diff(step_at)), step_signatures(relations, inverse)
     columns = (records.column(c).to_pylist() for c in ("walk_id", "kind", "text"))
-    return [WalkHit(walk_id, score, kind, text, nodes[a:b], labels[a:b], walk_triples(labels[a:b], relations[c:d], inverse[c:d]),
-                    "|".join(steps[c:d]), score)
+    return [WalkHit(walk_id, score, kind, text, nodes[a:b], labels[a:b], triples[c:d], "|".join(steps[c:d]), score)
             for walk_id, kind, text, score, a, b, c, d in zip(*columns, scores, node_at, node_at[1:], step_at, step_at[1:])]
 
 
