@@ -18,7 +18,7 @@ NO_GOOD_MATCH = "No good match: the question names no entity of this KG and no w
 RelationPath = tuple[tuple[str, bool], ...]  # per step from a root: (relation label, walked against the KG's direction)
 
 
-@dataclass
+@dataclass(slots=True)
 class WalkHit:
     walk_id: int
     score: float
