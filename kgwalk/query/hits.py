@@ -3,8 +3,8 @@ pruned ego-graph), as plain dataclasses that the CLI, the HTTP API and the answe
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 import numpy as np

@@ -29,7 +29,8 @@ def step_triples(node_labels: list[str], rel_labels: list[str], inverse: list[bo
     """`walk_triples` of many walks in one pass, their steps one after another: the walks' node labels, relation labels
     and directions one walk after another, and each walk's step count (a walk has one node more). A question's 170
     walks took half as long as one call each."""
-    leaves = np.arange(len(rel_labels)) + np.repeat(np.arange(len(steps)), steps)  # the node a step leaves: each earlier walk has one node more than steps
+    # the node each step leaves: each earlier walk has one node more than it has steps
+    leaves = np.arange(len(rel_labels)) + np.repeat(np.arange(len(steps)), steps)
     backwards, nodes = np.asarray(inverse, bool), np.asarray(node_labels, object)
     heads, tails = nodes[np.where(backwards, leaves + 1, leaves)], nodes[np.where(backwards, leaves, leaves + 1)]
     return list(zip(heads.tolist(), rel_labels, tails.tolist()))
