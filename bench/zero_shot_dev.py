@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import re
 from pathlib import Path
 
@@ -248,7 +249,8 @@ def main() -> None:
     body += ["", "Build seconds (`kgwalk build` at its defaults; None: built before): "
              + ", ".join(f"{n} {s:.0f}" if s else f"{n} -" for n, s in seconds.items())]
     facts = [f"- data: {data} (bench/dev_sets.py); corpora: {warehouse}" + (f"; MetaQA: {args.metaqa_warehouse}" if args.metaqa_warehouse else ""),
-             "- other agents shared the machine's 2 cores; p50 is indicative only"]
+             f"- load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (each eval holds the heavy-job lock; a load "
+             "above the cores means lighter jobs shared the machine, and p50 is an upper bound)"]
     save_report("zero_shot_dev_sets" + (f"_{args.tag}" if args.tag else ""), "Zero-shot retrieval on the development sets", facts, body)
 
 
