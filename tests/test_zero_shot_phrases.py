@@ -3,7 +3,7 @@
 import pyarrow as pa
 import pytest
 
-from kgwalk.kg.relations import relation_words
+from kgwalk.kg.relations import relation_words, subject_kind
 from kgwalk.verbalize import TemplateVerbalizer
 from kgwalk.verbalize.template import fallback_phrases
 
@@ -35,6 +35,23 @@ from kgwalk.verbalize.template import fallback_phrases
 )
 def test_relation_words_of_snake_camel_dotted_and_uri_names(relation, words):
     assert relation_words(relation) == words
+
+
+@pytest.mark.parametrize(
+    "relation,kind",
+    [
+        ("film.film.starring", ["film"]),  # a Freebase name's type: what its subjects are
+        ("/people/person/place_of_birth", ["person"]),
+        ("location.location.containedby", ["location"]),
+        ("tv.tv_program.genre", ["tv", "program"]),
+        ("http://dbpedia.org/ontology/birthPlace", []),  # a URI's parts are a namespace
+        ("directed_by", []),
+        ("P57", []),
+        ("film.starring", []),  # two parts: no type between a domain and a property
+    ],
+)
+def test_a_freebase_name_says_what_kind_its_subjects_are(relation, kind):
+    assert subject_kind(relation) == kind
 
 
 @pytest.mark.parametrize(

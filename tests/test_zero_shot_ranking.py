@@ -1022,6 +1022,31 @@ def test_an_end_its_steps_phrase_names_as_the_asked_kind_is_of_that_kind(tmp_pat
     assert prior.answer_types(sigs, "E sides", walks)[1] > 0  # "sides" names no relation: the labels tell
 
 
+def test_a_freebase_names_type_is_the_kind_a_step_back_along_it_ends_at(tmp_path, monkeypatch):
+    """"films starring the actors of E's films": on a KG with Freebase names a backward step along film.film.starring
+    ends at films, which its phrases (read from "starring") do not say; an actor's name may read as much like "films"
+    as a title does. A forward step ends at what the relation's last part names, not at a film."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    cast, films = (["film.film.starring"], [False]), (["film.film.starring"], [True])
+    axis = np.eye(8, dtype=np.float32)
+    words = {"films": axis[2], "casablanca": 0.5 * axis[2] + 0.866 * axis[3], "bogart": 0.6 * axis[2] + 0.8 * axis[4]}
+
+    class Words:  # path questions on one axis, the words and end labels as above
+        def encode(self, texts):
+            return np.array([axis[0] if " " in t else words.get(t.lower(), axis[5]) for t in texts], np.float32)
+
+    prior = SyntheticPrior([cast, films], TemplateVerbalizer({}), Words(), "dotted-kind", _settings(answer_type=0.5))
+    sigs = [signature(*cast), signature(*films)]
+    assert prior._subject_kind(sigs[1]) == ["film"] and prior._subject_kind(sigs[0]) == []  # a forward step ends at the cast
+    walks = [_EndWalk(sigs[0], "Bogart"), _EndWalk(sigs[1], "Casablanca")]
+    types = prior.answer_types(sigs, "what films do the actors of E appear in", walks)
+    assert types[1] > 0 > types[0]  # by the labels alone the actor's end read more like "films"
+    walks = [_EndWalk(sigs[0], "Bogart"), _EndWalk(sigs[1], "Casablanca")]
+    assert prior.answer_types(sigs, "which filmmakers did E act for", walks)[0] >= 0  # a compound's first part is no kind
+    plain = SyntheticPrior([(["starring"], [False]), (["starring"], [True])], TemplateVerbalizer({}), Words(), "plain-kind", _settings(answer_type=0.5))
+    assert plain._subject_kind("<starring") == []  # a name without a type says nothing of its subjects
+
+
 def test_where_asks_for_a_step_whose_phrase_names_its_end_a_kind_of_place(tmp_path, monkeypatch):
     """"where is E's club based": a club's name ("Munich FC") may read more like a place than its country's does, but a
     step "has country" names its end a place, so it is the step "where" asks for past the club; one "has club" is not."""

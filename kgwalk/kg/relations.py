@@ -67,6 +67,17 @@ def relation_words(relation: str) -> list[str]:
     return [part for w in words for part in _unglued(w)]
 
 
+_FREEBASE_NAME = re.compile(r"/?([a-z][a-z0-9_]*)[./]([a-z][a-z0-9_]*)[./]([a-z][a-z0-9_]*)")
+
+
+def subject_kind(relation: str) -> list[str]:
+    """The words of the kind of a relation's subjects where its name says it: a Freebase name's type, its middle part
+    (`film.film.starring`, `/film/film/starring`: a film stars someone; `people.person.nationality`: a person's).
+    None for any other name: a URI's parts before its last are a namespace, not a type."""
+    found = _FREEBASE_NAME.fullmatch(relation.strip())
+    return name_words(found.group(2)) if found else []
+
+
 def without_inverse_marker(words: list[str]) -> list[str] | None:
     """The words of the relation these words name the inverse of, or None if they name no inverse."""
     if len(words) > 1 and words[-1] in INVERSE_MARKERS:

@@ -19,6 +19,7 @@ import numpy as np
 from kgwalk.config import Config, SyntheticConf
 from kgwalk.embed.model import Embedder
 from kgwalk.errors import KgwalkError
+from kgwalk.kg.relations import subject_kind
 from kgwalk.query.hits import WalkHit
 from kgwalk.query.corpus_paths import (embed_cached, parse_signature, path_readings, phrase_words, read_corpus_paths, read_covering_steps, read_mirrored_relations,
                                        unit_vectors)
@@ -577,12 +578,24 @@ class SyntheticPrior:
         """Per path, whether its last step's phrase names its end as `noun` does, each word of either a form of one of the
         other's (`_end_kinds`): "has national team" for "which national teams", so a player's national team is one while
         the players whose national team is E's country are not; not "has national team" for "which teams", nor "has
-        starring" for "which movies star" (a verb read into the noun)."""
+        starring" for "which movies star" (a verb read into the noun). A backward step along a relation with a Freebase name
+        names its end by the name's type (`_subject_kind`: "which films" for `<film.film.directed_by`)."""
 
         def names(kind: list[str]) -> bool:
             return all(any(same_stem(k, n) for n in noun) for k in kind) and all(any(same_stem(k, n) for k in kind) for n in noun)
 
-        return by_last_step(sigs, lambda step: any(names(kind) for kind in self._end_kinds(step)))
+        def of_its_type(step: str) -> bool:  # the type's own words, or their plurals: "filmmakers" are no films
+            kind = self._subject_kind(step)
+            return bool(kind) and len(kind) == len(noun) and all(n in (k, f"{k}s", f"{k}es") for k, n in zip(kind, noun))
+
+        return by_last_step(sigs, lambda step: any(names(kind) for kind in self._end_kinds(step)) or of_its_type(step))
+
+    def _subject_kind(self, step: str) -> list[str]:
+        """The kind of a backward step's end, its relation's subject, where a Freebase name says it (`subject_kind`:
+        `<film.film.starring` ends at films), which its phrases, read from the name's last part, do not; none for a
+        forward step."""
+        (relation,), (inverse,) = self._read_as(*parse_signature(step))
+        return subject_kind(relation) if inverse else []
 
     def _ends_categories(self, sigs: list[str], masked_question: str) -> np.ndarray:
         """Per path, whether its last step's phrase names its end a category ("has genre": a word of the synonyms of
