@@ -786,6 +786,10 @@ def test_the_order_a_path_takes_the_named_relations_in():
     assert path_order("who acted in the movies E directed?") == ["directed", "movies", "acted"]  # the same without "that"
     assert path_order("where is the company that produced E headquartered?") == ["produced", "company", "where", "headquartered"]
     assert path_order("what position does E play") == ["position", "play"]  # after an auxiliary: one verb with its noun
+    # a possessed noun runs on as a compound, up to a verb: the team, its coach, then the nationality
+    assert path_order("nationality of E's national team coach") == ["national", "team", "coach", "nationality"]
+    assert path_order("in which country is E's club based") == ["club", "country", "based"]
+    assert path_order("what position does E's club play") == ["club", "position", "play"]  # a do-form's bare verb
     assert path_order("which films did E and E make together") == []  # two topics: no one order
 
     relations = [(["parents", "spouse", "nationality"], [False, False, False]), (["spouse", "parents", "nationality"], [False, True, False]),

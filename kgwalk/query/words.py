@@ -323,10 +323,22 @@ def path_order(masked_question: str) -> list[str]:
             break
         end += 1
         owned.append(_unpossessed(tokens[end]))
+    # the owned noun runs on as a compound ("the nationality of E's national team coach": the team, its coach, then the
+    # nationality) up to a word that reads as a verb: "where were the parents of E's spouse born" is the parents' birth,
+    # and a do-form's verb is bare ("what position does E's club play")
+    if owned and not DO_FORMS & set(tokens):
+        while end + 1 < len(tokens) and is_content(tokens[end + 1]) and not _reads_as_participle(tokens[end + 1]):
+            end += 1
+            owned.append(_unpossessed(tokens[end]))
     before = [_unpossessed(t) for t in reversed(tokens[: at[0]])]
     after = [_unpossessed(t) for t in tokens[end + 1 :]]
     subject = at[0] > 0 and tokens[at[0] - 1] in RELATIVE_PRONOUNS or _in_a_reduced_relative(tokens, at[0])
     return [w for w in owned + (after + before if subject else before + after) if is_content(w)]
+
+
+def _reads_as_participle(word: str) -> bool:
+    """Whether a lower-cased word reads as a verb's participle: "-ed" ("based", "located") or an irregular one ("born")."""
+    return word.endswith("ed") or word in IRREGULAR
 
 
 def _after_a_phrase(tokens: list[str], i: int) -> bool:
