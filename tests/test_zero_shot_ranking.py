@@ -341,6 +341,15 @@ def test_a_word_saying_what_kind_of_thing_the_topic_is_is_no_step(tmp_path, monk
     assert relation_mentions("E is a club from which country", names_club) == 1
     assert topic_kind_words("E is the club of which player", names_club) == set()  # "the club of": a role, a step
     assert topic_kind_words("E is a coach of which team", names_club) == set()
+    # a noun naming relations only as its verb's object, before the topic: E's kind where the topic is the question's
+    # subject, what a relative clause without its pronoun tells of where E is that clause's subject
+    plays = {"club": ["plays_for_club"], "plays": ["plays_for_club", "plays_for_country"], "country": ["plays_for_country"]}
+    names_plays = lambda word: relation_word_matches(word, plays)  # noqa: E731
+    object_only = lambda word: word in ("club", "country")  # noqa: E731
+    assert topic_kind_words("which country does the club E play in", names_plays, kind_only=object_only) == {4}
+    assert topic_kind_words("where does the club E play", names_plays, kind_only=object_only) == {3}
+    assert topic_kind_words("I need the club E plays for", names_plays, kind_only=object_only) == set()
+    assert topic_kind_words("who coaches the country E represents", names_plays, kind_only=object_only) == set()
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
 
     class Flat:

@@ -356,6 +356,16 @@ def _in_a_reduced_relative(tokens: list[str], i: int) -> bool:
             and (i < 2 or tokens[i - 2] not in RELATIVE_PRONOUNS) and any(t not in ARTICLES for t in tokens[: i - 1]))
 
 
+def _heads_a_relative(tokens: list[str], i: int) -> bool:
+    """Whether the noun at `i`, between an article and the topic, is what a relative clause without its pronoun tells of,
+    the topic its subject: "I need the club E plays for", "who coaches the country E represents". Not where an auxiliary
+    or a wh-word before the article makes the topic the question's subject ("which country does the club E play in",
+    "where is the club E based"), nor where the article's phrase is the subject of a clause on a noun before it ("the year
+    the movie E came out"), nor before a participle ("the film E released")."""
+    return (i >= 2 and _in_a_reduced_relative(tokens, i + 1) and not _reads_as_participle(tokens[i + 2])
+            and tokens[i - 2] not in AUXILIARIES | WH_WORDS and (i < 3 or tokens[i - 3] not in ARTICLES))
+
+
 def asks_when(masked_question: str) -> bool:
     """Whether the question's first wh-word is "when": it asks for a time."""
     tokens = [w.lower() for w in WORD.findall(masked_question)]
@@ -435,7 +445,8 @@ def topic_kind_words(masked_question: str, matches: Callable[[str], dict[str, fr
     one_of = bool(after) and tokens[2] in ("a", "an") and tokens[4:5] != ["of"]
 
     def says_a_kind(i: int) -> bool:
-        return not matches(tokens[i]) or (i in after and one_of) or (i in before and kind_only is not None and kind_only(tokens[i]))
+        return (not matches(tokens[i]) or (i in after and one_of)
+                or (i in before and kind_only is not None and kind_only(tokens[i]) and not _heads_a_relative(tokens, i)))
 
     kinds = {i for i in before | after if is_content(tokens[i]) and says_a_kind(i)}
     return kinds if any(matches(t) for i, t in enumerate(tokens) if i not in kinds) else set()
