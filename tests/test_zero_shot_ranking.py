@@ -962,6 +962,8 @@ def test_the_kind_asked_for_one_step_past_the_named_relations(tmp_path, monkeypa
     assert not prior(0.2).kind_steps(sigs, "where was E born", types).any()
     assert prior(0.2).kind_steps(sigs, "where is E's birthplace situated", types).tolist() == [False, True]
     assert not prior(0.2).kind_steps(sigs, "how was E born", types).any()  # no kind asked
+    # no step goes down to a town from another place: "which city" asks for the birthplace however its country reads
+    assert not prior(0.2).kind_steps(sigs, "in which city was E born", types).any()
     # the noun's head names the kind, a word before it may name a step ("E's birth country": the birthplace's country)
     assert prior(0.2).kind_steps(sigs, "what is the born country of E", types).tolist() == [False, True]
     # so do a noun the question starts with before a relative clause, and a search's last word

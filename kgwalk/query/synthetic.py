@@ -24,7 +24,7 @@ from kgwalk.query.hits import WalkHit
 from kgwalk.query.corpus_paths import (embed_cached, parse_signature, path_readings, phrase_words, read_corpus_paths, read_covering_steps, read_mirrored_relations,
                                        unit_vectors)
 from kgwalk.query.temporal import label_year
-from kgwalk.query.words import (ARTICLES, CATEGORY, CHAIN_PREPOSITIONS, GENERIC_KINDS, PLACE_KINDS, SYNONYMS, TWICE_PREFIXES, adverbs, answer_noun, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops,
+from kgwalk.query.words import (ARTICLES, CATEGORY, CHAIN_PREPOSITIONS, GENERIC_KINDS, PLACE_KINDS, SETTLEMENT_KINDS, SYNONYMS, TWICE_PREFIXES, adverbs, answer_noun, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops,
                                 focus_weights, is_search, kin_by_marriage, linked_phrases, named_topics, names_word, path_order, relation_mentions, relation_word_matches, same_stem, shared_words,
                                 synonym_index, topic_kind_words, unlinked_names, without_words, words_at, words_of)
 from kgwalk.verbalize.template import PREPOSITIONS, TemplateVerbalizer
@@ -320,7 +320,8 @@ class SyntheticPrior:
         # a noun naming relations only as their verb's object names the kind, no step (`_kind_words`)
         kind_words = self._kind_words(masked_question)
         # the noun's head names the kind; a word before it may name a step ("E's birth country": the birthplace's country)
-        if not s.kind_step or not (noun or where) or any(self._word_relations(w) for w in noun[-1:] if w not in kind_words) or counted < 1:
+        if (not s.kind_step or not (noun or where) or any(self._word_relations(w) for w in noun[-1:] if w not in kind_words) or counted < 1
+                or set(noun[-1:]) & SETTLEMENT_KINDS):
             return np.zeros(len(sigs), bool)
         type_of = dict(zip(sigs, types.tolist()))
         # a step past peers on the way ("the national teams of E's club teammates") is as any other step; not where the

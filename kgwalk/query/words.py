@@ -43,6 +43,9 @@ GENERIC_KINDS = frozenset({"location", "locations", "place", "places", "thing", 
 # kinds of place: what "where" asks for, whatever the place is ("where is E's club based": its country)
 PLACE_KINDS = frozenset({"location", "locations", "place", "places", "country", "countries", "nation", "nations", "city", "cities", "town",
                          "towns", "region", "regions", "continent", "continents", "birthplace", "birthplaces", "hometown", "hometowns"})
+# places no KG steps down to from another place: a city's steps go up, to its region or country ("which city was E born
+# in" asks for the birthplace, not for what lies one step past it)
+SETTLEMENT_KINDS = frozenset({"city", "cities", "town", "towns", "village", "villages", "hometown", "hometowns"})
 # Words that name one relation concept in questions and in KGs' relation names, where spelling ties none to another: "what
 # kind of film is E" asks for what a KG calls genre; "who acted in E" for what it calls starring or cast member. Written from
 # the English aliases of the most used Wikidata properties (occupation, spouse, child, cast member, main subject: "describes";
