@@ -871,33 +871,6 @@ class _EndWalk(_Walk):
         self.node_labels = ["E", end]
 
 
-def test_a_path_past_the_steps_asked_gains_nothing_by_its_ends_kind(tmp_path, monkeypatch):
-    """"which players are at E": a club's players' positions ("defender") read more like "players" than their names do;
-    a path more steps longer than the question asks for than query.synthetic.focus_slack gains nothing from the answer
-    type, as from the focus and the named relations, and still loses what its ends do not read as."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    players, positions, ages = (["club"], [True]), (["club", "position"], [True, False]), (["age"], [False])
-    axis = np.eye(16, dtype=np.float32)
-    words = {"players": axis[2], "defender": axis[2], "ruiz": 0.3 * axis[2] + np.sqrt(0.91) * axis[3], "31": axis[4]}
-
-    class Words:  # every path question on one axis (a tie), the words and labels as above, other words on axes of their own
-        def encode(self, texts):
-            return np.array([axis[0] if " " in t else words.get(t.lower(), axis[5 + len(t) % 10]) for t in texts], np.float32)
-
-    paths = [players, positions, ages]
-    walks = [_EndWalk(signature(*players), "Ruiz"), _EndWalk(signature(*positions), "defender"), _EndWalk(signature(*ages), "31")]
-    sigs = [signature(*p) for p in paths]
-    prior = SyntheticPrior(paths, TemplateVerbalizer({}), Words(), "past-slack",
-                           _settings(hop_weight=0.0, content_mix=0.0, center=False, answer_type=0.5, answer_type_margin=0.15))
-    question = "which players are at E"  # one content word: 0.57 steps asked, the 2-step path past the slack of 1
-    # reads 0.3, 1 and 0, less their mean 0.43, each brought the margin nearer 0: the names' shortfall is within it
-    assert np.allclose(prior.answer_types(sigs, question, walks), [0.0, 0.417, -0.283], atol=1e-3)
-    shares = prior.shares(question, axis[:1], walks)
-    assert shares[0] == pytest.approx(shares[1]) and shares[2] < shares[0]  # the positions' reading counts for nothing
-    # within the slack it counts: 3 content words ask for 1.7 steps
-    assert np.argmax(prior.shares("which players does E's club's squad list", axis[:1], walks)) == 1
-
-
 def test_the_path_whose_ends_read_as_the_asked_noun_wins(tmp_path, monkeypatch):
     """"which country was E born in": two paths read alike (a birthplace, a club's home city, say), but only one's ends
     read like a country; the term is the mean cosine of a path's end labels to the asked noun, less the paths' mean."""

@@ -676,9 +676,7 @@ class SyntheticPrior:
         if s.named:
             sims = sims + s.named * self.named_relations(sigs, masked_question, expected)
         if s.answer_type:
-            # a path past the steps asked gains nothing by its ends' kind: "which players are at E" asks for the players,
-            # and their positions read more like "players" than their names do
-            sims = sims + s.answer_type * np.where(self._past_slack(sigs, expected), np.minimum(types, 0.0), types)
+            sims = sims + s.answer_type * types
         if s.peer or s.peer_unasked:
             sims = sims + self.peers(sigs, masked_question)
         if s.order:
