@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -207,7 +208,8 @@ def main() -> None:
              f"- scratch KGs (links to the builds, each with its own path_prior): {scratch}",
              f"- settings of every fit and eval: {', '.join(args.settings) or 'the defaults'}",
              "- the split is by question, not by topic: an entity may be asked about in both parts (the prior masks it)",
-             "- other agents shared the machine's 2 cores (no timings here)",
+             f"- load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (no timings here: Hits@1 and recall do not "
+             "depend on the load)",
              "- each ranking measured at: " + "; ".join(
                  f"{name} " + ", ".join(f"{r} {r_commits.get(r, 'an earlier run')}" for r in RANKINGS)
                  for name, r_commits in ((name, result.get("commits", {})) for name, result in results.items()))]
