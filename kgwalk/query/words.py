@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
+from kgwalk.verbalize.template import is_participle
+
 # English function words: what is left of a question without them (and its masked topic) names
 # the relations and the types it asks about. "has" among them: automatic phrases read a noun
 # relation backwards as "has" ("what has starred actors E?"), a word no question needs to match
@@ -330,7 +332,7 @@ def path_order(masked_question: str) -> list[str]:
     # nationality) up to a word that reads as a verb: "where were the parents of E's spouse born" is the parents' birth,
     # and a do-form's verb is bare ("what position does E's club play")
     if owned and not DO_FORMS & set(tokens):
-        while end + 1 < len(tokens) and is_content(tokens[end + 1]) and not _reads_as_participle(tokens[end + 1]):
+        while end + 1 < len(tokens) and is_content(tokens[end + 1]) and not _reads_as_verb(tokens[end + 1]):
             end += 1
             owned.append(_unpossessed(tokens[end]))
     before = [_unpossessed(t) for t in reversed(tokens[: at[0]])]
@@ -339,9 +341,10 @@ def path_order(masked_question: str) -> list[str]:
     return [w for w in owned + (after + before if subject else before + after) if is_content(w)]
 
 
-def _reads_as_participle(word: str) -> bool:
-    """Whether a lower-cased word reads as a verb's participle: "-ed" ("based", "located") or an irregular one ("born")."""
-    return word.endswith("ed") or word in IRREGULAR
+def _reads_as_verb(word: str) -> bool:
+    """Whether a lower-cased word reads as a verb: a participle (`is_participle`: "based", "born") or an irregular form
+    relation names spell otherwise ("wrote", "died")."""
+    return is_participle(word) or word in IRREGULAR
 
 
 def _after_a_phrase(tokens: list[str], i: int) -> bool:
@@ -365,7 +368,7 @@ def _heads_a_relative(tokens: list[str], i: int) -> bool:
     or a wh-word before the article makes the topic the question's subject ("which country does the club E play in",
     "where is the club E based"), nor where the article's phrase is the subject of a clause on a noun before it ("the year
     the movie E came out"), nor before a participle ("the film E released")."""
-    return (i >= 2 and _in_a_reduced_relative(tokens, i + 1) and not _reads_as_participle(tokens[i + 2])
+    return (i >= 2 and _in_a_reduced_relative(tokens, i + 1) and not _reads_as_verb(tokens[i + 2])
             and tokens[i - 2] not in AUXILIARIES | WH_WORDS and (i < 3 or tokens[i - 3] not in ARTICLES))
 
 

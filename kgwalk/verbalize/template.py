@@ -39,7 +39,8 @@ _INTRANSITIVE_PASTS = frozenset({"acted", "starred", "appeared", "played", "perf
                                  "retired", "emigrated", "immigrated"})
 
 
-def _is_participle(word: str) -> bool:
+def is_participle(word: str) -> bool:
+    """Whether a lower-cased word is a past participle: "-ed" ("directed", "based") or an irregular one ("born", "written")."""
     return word.endswith("ed") or word in _IRREGULAR_PARTICIPLES
 
 
@@ -64,9 +65,9 @@ def _phrases_of_words(words: list[str]) -> tuple[str, str]:
     if len(words) > 1 and words[0] in PREPOSITIONS:  # in_language
         return f"is {text}", f"is the {' '.join(words[1:])} of"
     prep = next((i for i, w in enumerate(words) if i > 0 and w in PREPOSITIONS), None)
-    verbal = _is_participle(words[0]) or _is_third_person_verb(words[0])
+    verbal = is_participle(words[0]) or _is_third_person_verb(words[0])
     if prep is not None and verbal:
-        passive = _is_participle(words[0]) and words[0] not in _INTRANSITIVE_PASTS
+        passive = is_participle(words[0]) and words[0] not in _INTRANSITIVE_PASTS
         verb = ("is " if passive else "") + " ".join(words[: prep + 1])
         after = " ".join(words[prep + 1 :])
         if after:  # plays_for_country: the words after the preposition say what the object is
@@ -74,7 +75,7 @@ def _phrases_of_words(words: list[str]) -> tuple[str, str]:
         if passive:  # located_in
             return verb, f"has {{}} {' '.join(words)} it"
         return verb, f"is what {{}} {verb}"  # plays_for, ACTED_IN
-    if prep is None and len(words) == 2 and _is_third_person_verb(words[0]) and not _is_participle(words[1]):  # wears_number
+    if prep is None and len(words) == 2 and _is_third_person_verb(words[0]) and not is_participle(words[1]):  # wears_number
         return text, f"is the {words[1]} {{}} {words[0]}"
     if prep == len(words) - 1:  # capital_of, isPartOf
         return f"is {'' if copula else 'the '}{text}", f"has {' '.join(words[:-1])}"
