@@ -160,6 +160,14 @@ def test_the_sentences_that_only_tell_what_led_to_a_question_ask_for_no_step():
     assert asked_part("the scriptwriter of E! also wrote movies") == "the scriptwriter of E! also wrote movies"
     assert asked_part("the writer of E. Other films. Years.") == "the writer of E. Other films. Years."
     assert asked_part("who's the writer of E") == "who is the writer of E" and asked_part("E's club?") == "E's club?"
+    # where a sentence ends in "?", a wh-word without one is an indirect question's: what led to the asking
+    indirect = "I saw E on a list of clubs and couldn't tell where they're from — which country is that club in?"
+    assert asked_part(indirect) == "which country is that club in?"
+    assert asked_part("I'm filling in a form about E and need one detail: which country are they a citizen of?") == "which country are they a citizen of?"
+    # but an ask that names nothing asks what the sentences before it say, and a fronted topic stays
+    elliptical = "E wrote a few films I like, but I never checked who directed them — who did?"
+    assert asked_part(elliptical) == elliptical
+    assert asked_part("E, screenwriter: when did their films come out?") == "E, screenwriter: when did their films come out?"
 
 
 def test_a_nested_question_asks_for_as_many_steps_as_the_phrases_it_links(tmp_path, monkeypatch):

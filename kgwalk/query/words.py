@@ -17,6 +17,7 @@ FUNCTION_WORDS = frozenset({
     "do", "does", "has", "have", "had", "what", "which", "who", "whom", "whose", "that", "this", "these", "those", "and", "or",
     "with", "as", "at", "from", "it", "its", "their", "his", "her", "they", "there", "e",
     "he", "she", "him", "them", "we", "us", "our", "my", "your",  # "the coach E, he is coming from which country"
+    "whoever", "whatever", "whichever",  # "the movies helmed by whoever directed E": its verb is the step
 })
 WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 PLACEHOLDER = "something"  # a path question's inner entities
@@ -56,7 +57,9 @@ SETTLEMENT_KINDS = frozenset({"city", "cities", "town", "towns", "village", "vil
 # coach group (head coach's aliases) after misses on the fresh wordings ("which movies are about E", "who manages E"),
 # "partner" (spouse's alias), "tagged" and "keyword" after misses on fresh3 ("what nationality is E's partner", "which movies
 # are tagged with E"); "hometown", "native", "appeared", "trains", "work", "origin" and the national-team group ("represents"
-# is an alias of Wikidata's country for sport) after misses on fresh4 ("who is a native of E", "E appeared in which films").
+# is an alias of Wikidata's country for sport) after misses on fresh4 ("who is a native of E", "E appeared in which films");
+# "passport", "creed", "profess" (a faith, not a profession) and "helmed" after misses on fresh9 ("the coach E holds a
+# passport from which country", "what creed does E profess", "which other movies were helmed by whoever directed E").
 # Exact forms, plurals listed: a stem would tie "cast" to "castle". A word in no group matches by spelling only (`same_stem`);
 # two words in different groups never by spelling (`names_word`: "native", "nationality")
 SYNONYMS: tuple[frozenset[str], ...] = tuple(frozenset(group.split()) for group in (
@@ -66,14 +69,14 @@ SYNONYMS: tuple[frozenset[str], ...] = tuple(frozenset(group.split()) for group 
     "children child son sons daughter daughters kid kids offspring",
     "parents parent father fathers mother mothers",
     "sibling siblings brother brothers sister sisters",
-    "nationality nationalities citizenship citizen citizens origin origins",  # "what is E's country of origin"
+    "nationality nationalities citizenship citizen citizens origin origins passport passports",  # "what is E's country of origin"
     "birthplace birthplaces birth born hometown hometowns native natives",
     "actor actors actress actresses acted starring starred star stars cast appear appears appeared appearance appearances",
-    "director directors directed filmmaker filmmakers",
+    "director directors directed filmmaker filmmakers helmed helmer helmers",  # "which movies were helmed by E"
     "writer writers wrote written author authors authored screenwriter screenwriters scriptwriter scriptwriters",
     "language languages tongue",
     "released release releases premiere premieres premiered publication published",
-    "religion religions faith faiths religious",
+    "religion religions faith faiths religious creed creeds profess professes professed",  # "what creed does E profess"
     "educated education school schools university universities college colleges study studied alma institution institutions",
     "employer employers employed employs employee employees",
     "headquartered headquarter headquarters based",
@@ -154,24 +157,32 @@ def same_stem(a: str, b: str, *, compounds: bool = False) -> bool:
 
 # where a question's sentences and its asides set off by a dash part; not after the topic, whose label's own "!" or "."
 # ("Support Your Local Sheriff!") can be left outside its mention
-_SENTENCE_BREAK = re.compile(r"(?<=[.?!;])(?<!\bE[.!])\s+|\s+[—–-]{1,2}\s+")
+_SENTENCE_BREAK = re.compile(r"(?<=[.?!;:])(?<!\bE[.!])\s+|\s+[—–-]{1,2}\s+")
 # a wh-word's "is" written into it: "who's managing E" asks as "who is managing E" does
 _WH_IS = re.compile(r"\b(who|what|where|when|which|how)'s\b", re.I)
 
 
 def asked_part(masked_question: str) -> str:
     """The question without its sentences that only tell what led to it, and with a wh-word's contracted "is" written
-    out. A sentence asks where it holds a wh-word or ends in "?"; "I was reading up on E last night and got curious —
-    who did they end up marrying?" asks for one step, not for as many as its words. A sentence that says what of the
-    topic is asked about ("of E", "E's") stays: "the writer of E wrote other movies too — in what years are those
-    released?". The question as it is where every sentence asks or none does ("List all the kids E had.")."""
+    out. A sentence (or a clause before a colon or a dash) asks where it ends in "?", or, in a question with no "?", where
+    it holds a wh-word; "I was reading up on E last night and got curious — who did they end up marrying?" asks for one
+    step, not for as many as its words. A sentence that says what of the topic is asked about ("of E", "E's") stays:
+    "the writer of E wrote other movies too — in what years are those released?". The question as it is where every
+    sentence asks or none does ("List all the kids E had."), or where what asks names nothing ("— who did?")."""
     question = _WH_IS.sub(r"\1 is", masked_question)
     parts = [p for p in _SENTENCE_BREAK.split(question.strip()) if p]
     tokens = [[w.lower() for w in WORD.findall(p)] for p in parts]
-    asking = [p.endswith("?") or _first_wh(t) is not None for p, t in zip(parts, tokens)]
+    # where a sentence ends in "?", one without is no question: its wh-word is an indirect question's, what led to the
+    # asking ("I saw E on a list of clubs and couldn't tell where they're from — which country is that club in?")
+    asked = any(p.endswith("?") for p in parts)
+    asking = [p.endswith("?") or (not asked and _first_wh(t) is not None) for p, t in zip(parts, tokens)]
     if all(asking) or not any(asking):
         return question
-    kept = [p for p, asks, t in zip(parts, asking, tokens) if asks or _links_the_topic(t)]
+    # an ask with no content word of its own ("... but I never checked who directed them — who did?") asks what the
+    # sentences before it say
+    if not any(is_content(w) for t, asks in zip(tokens, asking) if asks for w in t):
+        return question
+    kept = [p for p, asks, t in zip(parts, asking, tokens) if asks or _links_the_topic(t) or _names_the_topic(t)]
     return " ".join(kept) if len(kept) < len(parts) else question
 
 
@@ -179,6 +190,12 @@ def _links_the_topic(tokens: list[str]) -> bool:
     """Whether lower-cased tokens tie the masked topic to a noun before it, by "of" or a possessive ("the actors of E",
     "E's films")."""
     return any((t == TOPIC and i > 0 and tokens[i - 1] == "of") or t == TOPIC + "'s" for i, t in enumerate(tokens))
+
+
+def _names_the_topic(tokens: list[str]) -> bool:
+    """Whether lower-cased tokens are the masked topic on its own or followed by a word or two of what it is: a fronted
+    topic ("E: at which club?", "E, screenwriter: when did their films come out?", "E as director: ...")."""
+    return 0 < len(tokens) <= 3 and tokens[0] == TOPIC
 
 
 def _first_wh(tokens: list[str]) -> int | None:
