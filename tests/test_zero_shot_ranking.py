@@ -349,6 +349,9 @@ def test_a_word_saying_what_kind_of_thing_the_topic_is_is_no_step(tmp_path, monk
     assert relation_mentions("E is a club from which country", names_club) == 1
     assert topic_kind_words("E is the club of which player", names_club) == set()  # "the club of": a role, a step
     assert topic_kind_words("E is a coach of which team", names_club) == set()
+    # nothing else names a relation, but "where" asks for a step of its own: to the club's country, not its players
+    assert topic_kind_words("E is a club based where?", names_club) == {3}
+    assert topic_kind_words("E is a club with which players?", names_club) == set()
     # a noun naming relations only as its verb's object, before the topic: E's kind where the topic is the question's
     # subject, what a relative clause without its pronoun tells of where E is that clause's subject
     plays = {"club": ["plays_for_club"], "plays": ["plays_for_club", "plays_for_country"], "country": ["plays_for_country"]}
@@ -909,6 +912,7 @@ def test_the_path_whose_ends_read_as_the_asked_noun_wins(tmp_path, monkeypatch):
     # "where" asks for a place, as "which place" would; narrowed by a phrase ("where on the pitch"), for no place: no term
     assert np.allclose(prior(0.5).answer_types(sigs, "where was E born", walks), [0.45, -0.45])
     assert asks_where("where do E's parents come from") and not asks_where("where on the pitch does E play")
+    assert asks_where("E is a club based where?") and asks_where("E's director was born where?")  # the wh-word last
     assert not prior(0.5).answer_types(sigs, "where on the pitch was E born", walks).any()
     assert not prior(0.5).answer_types(sigs, "who was E", walks).any()  # no noun names the answer: no term
     # an end its step's phrase names a category ("has genre") is none of the kind asked, however like it its label reads;

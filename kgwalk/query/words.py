@@ -58,8 +58,9 @@ SETTLEMENT_KINDS = frozenset({"city", "cities", "town", "towns", "village", "vil
 # "partner" (spouse's alias), "tagged" and "keyword" after misses on fresh3 ("what nationality is E's partner", "which movies
 # are tagged with E"); "hometown", "native", "appeared", "trains", "work", "origin" and the national-team group ("represents"
 # is an alias of Wikidata's country for sport) after misses on fresh4 ("who is a native of E", "E appeared in which films");
-# "passport", "creed", "profess" (a faith, not a profession) and "helmed" after misses on fresh9 ("the coach E holds a
-# passport from which country", "what creed does E profess", "which other movies were helmed by whoever directed E").
+# "passport", "creed", "profess" (a faith, not a profession), "helmed" and "boss" after misses on fresh9 ("the coach E
+# holds a passport from which country", "what creed does E profess", "which other movies were helmed by whoever directed
+# E", "who is the E national team boss"), "gaffer" (a manager in British football) beside it.
 # Exact forms, plurals listed: a stem would tie "cast" to "castle". A word in no group matches by spelling only (`same_stem`);
 # two words in different groups never by spelling (`names_word`: "native", "nationality")
 SYNONYMS: tuple[frozenset[str], ...] = tuple(frozenset(group.split()) for group in (
@@ -81,7 +82,7 @@ SYNONYMS: tuple[frozenset[str], ...] = tuple(frozenset(group.split()) for group 
     "employer employers employed employs employee employees",
     "headquartered headquarter headquarters based",
     "founded founder founders established",
-    "coach coaches coached manager managers manages managed trainer trainers trains trained",
+    "coach coaches coached manager managers manages managed trainer trainers trains trained boss bosses gaffer",
     "national international internationally represent represents represented representing",
     "gender sex",
     "age aged old",
@@ -398,10 +399,10 @@ def asks_when(masked_question: str) -> bool:
 
 def asks_where(masked_question: str) -> bool:
     """Whether the question's first wh-word is "where" with no phrase narrowing it ("where on the pitch" asks for a
-    position): it asks for a place."""
+    position): it asks for a place, last as first ("E is a club based where?")."""
     tokens = [w.lower() for w in WORD.findall(masked_question)]
     wh = _first_wh(tokens)
-    return wh is not None and tokens[wh] == "where" and tokens[wh + 1 : wh + 2] != [] and tokens[wh + 1] not in CHAIN_PREPOSITIONS | PLACE_PREPOSITIONS
+    return wh is not None and tokens[wh] == "where" and (wh + 1 == len(tokens) or tokens[wh + 1] not in CHAIN_PREPOSITIONS | PLACE_PREPOSITIONS)
 
 
 def expected_hops(masked_question: str, words_per_hop: float) -> float:
@@ -459,8 +460,8 @@ def topic_kind_words(masked_question: str, matches: Callable[[str], dict[str, fr
     relations only as the kind of their ends (`kind_only`: "in which country is the club E based", where "club" is
     plays_for_club's object), or after an indefinite article, whatever it names ("E is a club from which country": one
     of the clubs, not a step to one; "E is the coach of which team" is a role). `expected_hops` counts each and
-    `relation_mentions` would; none is a step. None where nothing else in the question names a relation: where the KG's
-    relation names say nothing (ids), a kind and a role read alike."""
+    `relation_mentions` would; none is a step. None where nothing else in the question names a relation or asks where
+    or when: where the KG's relation names say nothing (ids), a kind and a role read alike."""
     tokens = [_unpossessed(w.lower()) for w in WORD.findall(masked_question)]
     before = {i for i in range(1, len(tokens) - 1) if tokens[i + 1] == TOPIC and tokens[i - 1] in ARTICLES}
     # the topic the subject, first: "which child of E was a poet" asks the child to be one
@@ -472,7 +473,9 @@ def topic_kind_words(masked_question: str, matches: Callable[[str], dict[str, fr
                 or (i in before and kind_only is not None and kind_only(tokens[i]) and not _heads_a_relative(tokens, i)))
 
     kinds = {i for i in before | after if is_content(tokens[i]) and says_a_kind(i)}
-    return kinds if any(matches(t) for i, t in enumerate(tokens) if i not in kinds) else set()
+    # a question asking where or when asks for a step of its own ("E is a club based where?")
+    asks = asks_where(masked_question) or asks_when(masked_question)
+    return kinds if asks or any(matches(t) for i, t in enumerate(tokens) if i not in kinds) else set()
 
 
 def unlinked_names(masked_question: str, matches: Callable[[str], dict[str, frozenset[str]]]) -> set[int]:
