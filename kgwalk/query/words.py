@@ -156,7 +156,7 @@ def same_stem(a: str, b: str, *, compounds: bool = False) -> bool:
     return compounds and shorter[:STEM] in longer[1:]
 
 
-# where a question's sentences and its asides set off by a dash part; not after the topic, whose label's own "!" or "."
+# where a question's sentences, its asides set off by a dash and its clauses before a colon part; not after the topic, whose label's own "!" or "."
 # ("Support Your Local Sheriff!") can be left outside its mention
 _SENTENCE_BREAK = re.compile(r"(?<=[.?!;:])(?<!\bE[.!])\s+|\s+[—–-]{1,2}\s+")
 # a wh-word's "is" written into it: "who's managing E" asks as "who is managing E" does
