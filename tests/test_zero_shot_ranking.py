@@ -761,6 +761,11 @@ def test_the_words_naming_the_answer_follow_what_or_which():
     assert answer_noun("what did E direct") == []  # the topic comes first: nothing names the answer
     assert answer_noun("who directed E") == []  # no noun after the wh-word
     assert answer_noun("when was E born, and what city") == []  # the first wh-word counts
+    # of several sentences asking, the last says what is asked for; an earlier one sets the scene
+    assert answer_noun("How international is the squad at E? Which countries do its players turn out for?") == ["countries"]
+    assert answer_noun("Is E a comedy, a drama or what? Which genre?") == ["genre"]
+    assert answer_noun("Which films did E star in? Who directed them?") == []
+    assert answer_noun("E: at which club?") == ["club"]  # one sentence asks
     assert answer_noun("the country of birth of the singer of E") == ["country"]  # no wh-word: the first content words
     assert answer_noun("genre of E?") == ["genre"]
     assert answer_noun("what are the titles of the movies E directed") == ["movies"]  # a title is a name

@@ -289,8 +289,10 @@ def answer_noun(masked_question: str) -> list[str]:
     the owner's, not the answer's ("E's club's country?", "what is E's club's country": country). None for another
     wh-word ("who", "when": no noun to compare with), where the topic comes first otherwise ("what did E direct"), and
     where a "do" follows the wh-word: what comes next is who does it ("what do the children of E do for a living": not
-    children)."""
-    tokens = [w.lower() for w in WORD.findall(masked_question)]
+    children). Of several sentences ending in "?", the last says what is asked for ("How international is the squad at
+    E? Which countries do its players turn out for?": countries; "Is E a comedy or what? Which genre?": genre)."""
+    asks = [p for p in _SENTENCE_BREAK.split(masked_question.strip()) if p.endswith("?")]
+    tokens = [w.lower() for w in WORD.findall(asks[-1] if len(asks) > 1 else masked_question)]
     wh = _first_wh(tokens)
     if wh is not None and _relative_wh(tokens, wh):  # "the country where E was born": the noun before it is asked
         wh = None
