@@ -1141,6 +1141,12 @@ def test_peer_words_and_paths_that_come_back_by_their_relation():
     assert peer_pairs(signature(["directed_by", "written_by"], [False, True])) == (False,)  # another relation back: no shared node
     assert peer_pairs(signature(["located_in", "located_in"], [False, False])) == (False,)  # onwards, not back
     assert peer_pairs(signature(["directed_by"], [False])) == ()
+    # a relation and one stating it the other way round, the same way: E's children's parents are E and a co-parent
+    kin = frozenset({("children", "parents"), ("parents", "children")})
+    assert peer_pairs(signature(["children", "parents"], [False, False]), kin) == (True,)
+    assert peer_pairs(signature(["parents", "children"], [True, True]), kin) == (True,)
+    assert peer_pairs(signature(["children", "parents"], [False, True]), kin) == (False,)  # E's children's children: onwards
+    assert peer_pairs(signature(["children", "parents"], [False, False])) == (False,)  # no mirror known: two relations
 
 
 def test_the_step_table_places_each_path_s_steps_among_the_distinct_steps():

@@ -34,11 +34,14 @@ MAX_WORDS = 200_000  # word vectors a prior keeps: a server's questions keep bri
 
 
 @lru_cache(maxsize=1 << 16)  # a path's pairs are the same for every question; a KG has thousands of paths
-def peer_pairs(sig: str) -> tuple[bool, ...]:
+def peer_pairs(sig: str, mirrored: frozenset[tuple[str, str]] = frozenset()) -> tuple[bool, ...]:
     """Per pair of consecutive steps of the relation path, whether the second comes straight back by the first's relation
-    ("directed_by>|<directed_by": to what shares a director with the topic)."""
+    ("directed_by>|<directed_by": to what shares a director with the topic), or the same way by a relation stating it
+    the other way round (`mirrored`, pairs of relations: "children>|parents>" goes to E's children's parents, E and
+    their co-parent, as "children>|<children" does)."""
     rels, inverse = parse_signature(sig)
-    return tuple(rels[i] == rels[i + 1] and inverse[i] != inverse[i + 1] for i in range(len(rels) - 1))
+    return tuple((rels[i] == rels[i + 1] and inverse[i] != inverse[i + 1]) or ((rels[i], rels[i + 1]) in mirrored and inverse[i] == inverse[i + 1])
+                 for i in range(len(rels) - 1))
 
 
 @lru_cache(maxsize=8)  # the terms of one question's paths share it
@@ -82,6 +85,7 @@ class SyntheticPrior:
         relations' steps reaching most of what it reaches (`read_covering_steps`)."""
         self.settings = s = settings
         self.mirrors = mirrors or {}
+        self.mirrored = frozenset((a, b) for a, others in self.mirrors.items() for b in others)
         self.covers = covers or {}
         self.embedder = embedder
         self.verbalizers = reading_verbalizers(verbalizer)
@@ -346,7 +350,7 @@ class SyntheticPrior:
             # and so is one the KG says ends at the asked kind (`_covered_kinds`: a club's located_in> reaches countries)
             covered = any(same_stem(k, n) for k in self._covered_kinds(steps[-1]) for n in noun)
             return (within and (typed or covered or (where and self._ends_at_places(steps[-1])))
-                    and not any(peer_pairs(sig)[-1:] if peers_on_the_way else peer_pairs(sig)) and names_the_kind(steps[-1]))
+                    and not any(peer_pairs(sig, self.mirrored)[-1:] if peers_on_the_way else peer_pairs(sig, self.mirrored)) and names_the_kind(steps[-1]))
 
         return np.array([one_step_on(sig) for sig in sigs], bool)
 
@@ -619,7 +623,7 @@ class SyntheticPrior:
         paths."""
         s = self.settings
         if asks_for_peers(masked_question):
-            pairs: list[Sequence[bool]] = [peer_pairs(sig) for sig in sigs]
+            pairs: list[Sequence[bool]] = [peer_pairs(sig, self.mirrored) for sig in sigs]
             weight = s.peer
             if asks_for_a_peer(masked_question):  # "what other films ...": the answer is the peer, the pair ends the path
                 pairs = [[p and i == len(ps) - 1 for i, p in enumerate(ps)] for ps in pairs]
@@ -631,7 +635,7 @@ class SyntheticPrior:
             if named:
                 pairs = [[p and parse_signature(sig)[0][i] in named for i, p in enumerate(ps)] for sig, ps in zip(sigs, pairs)]
         else:
-            weight, pairs = -s.peer_unasked, [peer_pairs(sig)[-1:] for sig in sigs]
+            weight, pairs = -s.peer_unasked, [peer_pairs(sig, self.mirrored)[-1:] for sig in sigs]
         found = np.array([any(p) for p in pairs], float)
         return weight * (found - found.mean())
 
