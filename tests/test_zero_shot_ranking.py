@@ -13,9 +13,11 @@ import pytest
 
 import corpus
 from kgwalk.query import Retriever
+from kgwalk.query.hits import WalkHit
 from kgwalk.config import SyntheticConf, load_config
 from kgwalk.errors import KgwalkError
-from kgwalk.query.corpus_paths import corpus_paths, embed_cached, path_questions, path_readings, read_covering_steps, read_mirrored_relations
+from kgwalk.query.corpus_paths import (corpus_paths, embed_cached, path_questions, path_readings, read_category_objects, read_covering_steps,
+                                       read_mirrored_relations)
 from kgwalk.query.synthetic import SyntheticPrior, peer_pairs, step_table
 from kgwalk.storage import write_table
 from kgwalk.query.words import SYNONYMS, adverbs, answer_noun, asked_part, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops, focus_weights, is_content, is_search, kin_by_marriage, linked_phrases, named_topics, path_order, predicate_noun, relation_mentions, relation_word_matches, names_word, same_stem, shared_words, synonym_index, synonyms, topic_kind_words, unlinked_names, without_words, words_at, words_of
@@ -1303,6 +1305,65 @@ def test_a_step_whose_name_says_nothing_of_its_end_reads_as_the_kind_a_category_
         return noun_prior.kind_steps(kind_sigs, "what country is E's club in?", np.zeros(2)).tolist()
 
     assert kind_steps(covers) == [True, False] and kind_steps({}) == [False, False]
+
+
+def test_an_end_a_category_relation_reaches_is_of_the_kind_its_name_says(tmp_path, monkeypatch):
+    """"in which country was the CEO of E born": the CEO's birthplace is a city, its located_in one step on a country, but
+    made-up names ("Eldonia") read like no country to word vectors, so the answer type could not tell the two paths
+    apart. The KG says it: citizen_of (a category, three citizens a country) reaches Eldonia, and what one is a citizen
+    of is a country. located_in's own name says nothing of its end, so its walk to Eldonia matches "country" fully;
+    the city it also reaches (a located_in walk to a region) and a step naming its own end's kind keep their labels'
+    match."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    edges, relations = tmp_path / "edges", tmp_path / "relations"
+    ids = {"has_ceo": 10, "born_in": 11, "located_in": 12, "citizen_of": 13, "spouse": 14}
+    eldonia, hestica, tamville, quelwyn, region = 1, 2, 3, 4, 5
+    facts = [(100 + p, "citizen_of", eldonia if p % 2 else hestica) for p in range(8)] + [(200, "has_ceo", 100), (100, "born_in", tamville)]
+    facts += [(tamville, "located_in", eldonia), (quelwyn, "located_in", hestica), (tamville, "located_in", region), (100, "spouse", 101)]
+    write_table(edges, pa.table({"src": [f[0] for f in facts], "rel": [ids[f[1]] for f in facts], "dst": [f[2] for f in facts]}))
+    write_table(relations, pa.table({"id": list(ids.values()), "label": list(ids)}))
+    objects = read_category_objects(str(edges), str(relations))
+    assert objects["citizen_of"].tolist() == [eldonia, hestica]  # four citizens each
+    assert "spouse" not in objects and "has_ceo" not in objects  # one subject an object: roles, no categories
+    assert list((tmp_path / "kgwalk" / "tables").glob("category-objects-*.npz"))  # cached for the next load
+
+    born, country = (["has_ceo", "born_in"], [False, False]), (["has_ceo", "born_in", "located_in"], [False, False, False])
+    sigs = [signature(*born), signature(*country)]
+
+    def walk(sig: str, *labelled: tuple[int, str]) -> WalkHit:
+        return WalkHit(walk_id=labelled[-1][0], score=0.0, kind="bfs", text="", nodes=[n for n, _ in labelled], node_labels=[label for _, label in labelled],
+                       triples=[], signature=sig, cosine=0.0)
+
+    start = [(200, "Primela Biotech"), (100, "Ines Varga"), (tamville, "New Tamville")]
+    walks = [walk(sigs[0], *start), walk(sigs[1], *start, (eldonia, "Eldonia")), walk(sigs[1], *start, (region, "Tamshire"))]
+
+    class Same:  # no label reads like "country": only what the KG says tells the ends apart
+        def encode(self, texts):
+            return np.array([[1.0, 0.0] if t == "country" else [0.0, 1.0] for t in texts], np.float32)
+
+    def types(objects) -> list[float]:
+        prior = SyntheticPrior([born, country], TemplateVerbalizer({}), Same(), "kinds", _settings(answer_type=0.5, answer_type_margin=0.0), objects=objects)
+        return prior.answer_types(sigs, "in which country was the CEO of E born?", walks).tolist()
+
+    plain, kinded = types({}), types(objects)
+    assert plain == pytest.approx([0.0, 0.0])
+    assert kinded[1] > 0 > kinded[0]  # half its walks end at a country the KG names so
+    # a step naming its end's kind itself keeps its labels' match: "has capital" ends at capitals, whatever else reaches them
+    capital = (["has_ceo", "born_in", "capital"], [False, False, False])
+    capital_sigs = [sigs[0], signature(*capital)]
+    prior = SyntheticPrior([born, capital], TemplateVerbalizer({}), Same(), "kinds", _settings(answer_type=0.5, answer_type_margin=0.0), objects=objects)
+    capital_walks = [walks[0], walk(capital_sigs[1], *start, (eldonia, "Eldonia"))]
+    assert prior.answer_types(capital_sigs, "in which country was the CEO of E born?", capital_walks).tolist() == pytest.approx([0.0, 0.0])
+    assert prior.answer_types(sigs, "when was the CEO of E born?", walks).tolist() == pytest.approx([0.0, 0.0])  # a time: by the labels' form
+    # "has location" names a kind any place is, a city or a country: the KG's kind stands. A step naming a kind by its
+    # verb's object, even the noun's ("lies in country"), says what its ends are by its own words: the labels decide
+    for last, kinded in (("location", True), ("lies_in_country", False)):
+        located = (["has_ceo", "born_in", last], [False, False, False])
+        located_sigs = [sigs[0], signature(*located)]
+        prior = SyntheticPrior([born, located], TemplateVerbalizer({}), Same(), "kinds", _settings(answer_type=0.5, answer_type_margin=0.0), objects=objects)
+        located_walks = [walks[0], walk(located_sigs[1], *start, (eldonia, "Eldonia"))]
+        found = prior.answer_types(located_sigs, "in which country was the CEO of E born?", located_walks).tolist()
+        assert (found[1] > 0 > found[0]) if kinded else found == pytest.approx([0.0, 0.0]), last
 
 
 def _peer_terms(*paths: tuple[list[str], list[bool]]) -> Callable[[str], np.ndarray]:

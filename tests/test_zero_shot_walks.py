@@ -10,7 +10,7 @@ from kgwalk.kg.ids import hash64
 from kgwalk.kg.relations import inverse_relation_pairs
 from kgwalk.quality.checks import WalkReference, walk_checks
 from kgwalk.walks import Graph, WalkSpec, all_walks
-from kgwalk.walks.graph import covered_ends, mirrored_copies, mirrored_relations
+from kgwalk.walks.graph import category_objects, covered_ends, mirrored_copies, mirrored_relations
 from kgwalk.walks.table import WALKS_SCHEMA
 
 
@@ -87,6 +87,23 @@ def test_a_step_reaching_what_a_category_relation_reaches_is_covered_by_it():
     assert set(covered_ends(edges, min_share=0.75, min_fan_in=3.0)) == by_sets
     assert len(by_sets) > 6  # the check compares something
     assert covered_ends(edges.slice(0, 0), min_share=0.75, min_fan_in=3.0) == []  # a KG with no edges yet
+
+
+def test_a_category_relations_objects_are_what_it_says_they_are():
+    """The objects of each relation shared by 3 subjects on average, as distinct (relation, node) pairs; checked against a
+    count by sets on a random KG whose ids are of any sign."""
+    rng = np.random.default_rng(1)
+    nodes, rels = rng.integers(-(2**62), 2**62, 60), rng.integers(0, 5, 500)
+    src = nodes[rng.integers(0, 60, 500)]
+    dst = nodes[np.where(rels < 2, rng.integers(0, 6, 500), rng.integers(0, 60, 500))]  # relations 0-1 reach 6 nodes
+    found_rels, found_nodes = category_objects(pa.table({"src": src, "rel": rels.astype(np.int64), "dst": dst}), min_fan_in=3.0)
+    objects = {r: set(dst[rels == r].tolist()) for r in range(5)}
+    by_sets = {(r, n) for r, reached in objects.items() if (rels == r).sum() >= 3.0 * len(reached) for n in reached}
+    assert set(zip(found_rels.tolist(), found_nodes.tolist())) == by_sets
+    assert {r for r, _ in by_sets} == {0, 1}  # the check compares something: the two categories, no other relation
+    assert len(found_rels) == len(by_sets)  # distinct pairs
+    empty = category_objects(pa.table({"src": src[:0], "rel": rels[:0].astype(np.int64), "dst": dst[:0]}), min_fan_in=3.0)
+    assert [len(a) for a in empty] == [0, 0]
 
 
 def test_a_fact_stated_twice_is_walked_once_under_both_and_kept_walking_out():

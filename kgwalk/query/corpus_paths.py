@@ -144,6 +144,25 @@ def read_covering_steps(edges: str, relations: str) -> dict[str, set[str]]:
     return covers
 
 
+def read_category_objects(edges: str, relations: str) -> dict[str, np.ndarray]:
+    """Per category relation's label, its objects' node ids, sorted (`graph.category_objects`: the countries citizen_of
+    reaches). From the table cache when found before."""
+    import sys
+
+    from kgwalk.query.table_cache import cached_arrays
+    from kgwalk.storage import read_version
+    from kgwalk.walks import graph
+
+    def build(versions: dict[str, int]) -> dict[str, np.ndarray]:
+        rels, nodes = graph.category_objects(read_version(edges, versions[edges], ["rel", "dst"]), min_fan_in=CATEGORY_FAN_IN)
+        label_of = dict(zip(*(read_version(relations, versions[relations], ["id", "label"]).column(c).to_pylist() for c in ("id", "label"))))
+        return {"labels": np.array([label_of[r] for r in rels.tolist()], str), "nodes": nodes.astype(np.int64)}
+
+    found = cached_arrays("category-objects", [edges, relations], [sys.modules[__name__], graph], build)
+    labels, nodes = found["labels"], found["nodes"]
+    return {label: np.sort(nodes[labels == label]) for label in np.unique(labels).tolist()}
+
+
 def parse_signature(sig: str) -> tuple[list[str], list[bool]]:
     """(relation labels, directions) of a signature string (kgwalk.walks.labels.signature)."""
     steps = sig.split("|")

@@ -21,7 +21,8 @@ from kgwalk.embed.model import Embedder
 from kgwalk.errors import KgwalkError
 from kgwalk.kg.relations import subject_kind
 from kgwalk.query.hits import WalkHit
-from kgwalk.query.corpus_paths import (embed_cached, parse_signature, path_readings, phrase_words, read_corpus_paths, read_covering_steps, read_mirrored_relations,
+from kgwalk.query.corpus_paths import (embed_cached, parse_signature, path_readings, phrase_words, read_category_objects, read_corpus_paths, read_covering_steps,
+                                       read_mirrored_relations,
                                        unit_vectors)
 from kgwalk.query.temporal import label_year
 from kgwalk.query.words import (ARTICLES, CATEGORY, CHAIN_PREPOSITIONS, GENERIC_KINDS, PLACE_KINDS, SETTLEMENT_KINDS, SYNONYMS, TWICE_PREFIXES, adverbs, answer_noun, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops,
@@ -67,6 +68,12 @@ def by_last_step(sigs: Sequence[str], test: Callable[[str], bool]) -> np.ndarray
     return np.array([found[step] for step in last], bool)
 
 
+def names_kind(kind: Sequence[str], noun: Sequence[str]) -> bool:
+    """Whether a phrase's kind words and an asked noun name one kind: each word of either a form of one of the other's
+    ("national team" and "national teams"; not "national team" and "teams")."""
+    return all(any(same_stem(k, n) for n in noun) for k in kind) and all(any(same_stem(k, n) for k in kind) for n in noun)
+
+
 def reading_verbalizers(verbalizer: TemplateVerbalizer) -> list[TemplateVerbalizer]:
     """What the prior reads a relation path with: the phrase map's phrases, then the relation names' own (automatic
     phrases) where a map changes them."""
@@ -78,15 +85,19 @@ class SyntheticPrior:
 
     def __init__(self, paths: list[tuple[list[str], list[bool]]], verbalizer: TemplateVerbalizer, embedder: Embedder, model: str,
                  settings: SyntheticConf, *, words_embedder: Embedder | None = None, words_model: str | None = None,
-                 mirrors: dict[str, set[str]] | None = None, covers: dict[str, set[str]] | None = None) -> None:
+                 mirrors: dict[str, set[str]] | None = None, covers: dict[str, set[str]] | None = None,
+                 objects: dict[str, np.ndarray] | None = None) -> None:
         """`settings`: query.synthetic, its ranges checked as the config loaded. The word vectors of its coverage and focus
         terms come from `words_embedder` (`words_model`'s; the prior's own embedder and model when None). `mirrors`: per
         relation, those stating it the other way round (`read_mirrored_relations`); `covers`: per step, the category
-        relations' steps reaching most of what it reaches (`read_covering_steps`)."""
+        relations' steps reaching most of what it reaches (`read_covering_steps`); `objects`: per category relation, its
+        objects' node ids, sorted (`read_category_objects`)."""
         self.settings = s = settings
         self.mirrors = mirrors or {}
         self.mirrored = frozenset((a, b) for a, others in self.mirrors.items() for b in others)
         self.covers = covers or {}
+        self.objects = objects or {}
+        self.kind_nodes: dict[tuple[str, ...], np.ndarray] = {}  # per asked noun, the nodes a category names so (`_nodes_of_kind`)
         self.embedder = embedder
         self.verbalizers = reading_verbalizers(verbalizer)
         self.readings = 2 * len(self.verbalizers)
@@ -141,10 +152,12 @@ class SyntheticPrior:
             raise KgwalkError(f"query.rerank=synthetic reads relation paths from {cfg.table('walks')}, which does not exist "
                               "(run `kgwalk walks`, or --set query.rerank=none)")
         paths = read_corpus_paths(cfg.table("walks"), cfg.table("relations"))
-        mirrors, covers = ((read_mirrored_relations(cfg.table("edges"), cfg.table("relations")),
-                            read_covering_steps(cfg.table("edges"), cfg.table("relations"))) if table_exists(cfg.table("edges")) else ({}, {}))
+        edges, relations = cfg.table("edges"), cfg.table("relations")
+        mirrors, covers, objects = ((read_mirrored_relations(edges, relations), read_covering_steps(edges, relations),
+                                     read_category_objects(edges, relations)) if table_exists(edges) else ({}, {}, {}))
         return cls(paths, TemplateVerbalizer(cfg.verbalize.phrases), embedder, model, cfg.query.synthetic,
-                   words_embedder=words_embedder, words_model=cfg.embed.model if words_embedder else None, mirrors=mirrors, covers=covers)
+                   words_embedder=words_embedder, words_model=cfg.embed.model if words_embedder else None, mirrors=mirrors, covers=covers,
+                   objects=objects)
 
     def _read_as(self, relations: list[str], inverse: list[bool]) -> tuple[list[str], list[bool]]:
         """A path as its questions read it: a backward step along a relation that another states the other way round
@@ -561,12 +574,23 @@ class SyntheticPrior:
         for w in walks:
             ends.setdefault(w.signature, []).append(w.node_labels[-1])
         labels = list(dict.fromkeys(label for sig in sigs for label in ends[sig]))
+        # an end a category reaches is of its kind, where its own step names none or one any place is ("has location":
+        # a country or a city; `_nodes_of_kind`). Not where it names one, even the noun's: "plays for country" says what
+        # its ends are by its own words, and a club's players' national teams would read as the club's country
+        of_kind: dict[str, list[bool]] = {}
+        kind_nodes = np.empty(0, np.int64) if when else self._nodes_of_kind(tuple(noun))
+        if len(kind_nodes):
+            unnamed = dict(zip(sigs, by_last_step(sigs, lambda step: all(set(kind) <= GENERIC_KINDS for kind in [*self._end_kinds(step), *self._verb_objects(step)])).tolist()))
+            found = np.isin(np.fromiter((w.nodes[-1] for w in walks), np.int64, len(walks)), kind_nodes).tolist()
+            for w, known in zip(walks, found):
+                of_kind.setdefault(w.signature, []).append(known and unnamed[w.signature])
         if when:
             match = {label: float(label_year(label) is not None) for label in labels}
         else:
             asked = unit_vectors(self._word_vectors(noun).sum(axis=0)[None])[0]
             match = dict(zip(labels, np.einsum("ij,j->i", self._word_vectors(labels), asked).tolist()))  # einsum: see PathPrior.votes
-        per_path = np.array([sum(map(match.__getitem__, ends[sig])) / len(ends[sig]) for sig in sigs])
+        per_path = np.array([sum(1.0 if known else match[label] for label, known in zip(ends[sig], of_kind.get(sig) or [False] * len(ends[sig])))
+                             / len(ends[sig]) for sig in sigs])
         if not when:  # what a step's own phrase calls its end is what it is, whatever its label reads like
             per_path = np.where(self._ends_named(sigs, noun), 1.0, per_path)
             # a category ("has genre") is no thing of the kind asked for, however like it its label reads
@@ -574,6 +598,23 @@ class SyntheticPrior:
         above = per_path - per_path.mean()
         # within the margin, noise: a screenwriter's name reads no more like "screenwriter" than an actor's
         return np.sign(above) * np.maximum(np.abs(above) - self.settings.answer_type_margin, 0.0)
+
+    def _relation_kinds(self, relation: str) -> list[list[str]]:
+        """The kinds a relation's own phrases name its objects (`_end_kinds`, `_verb_objects`: "has country"), and
+        "country" where a word of its phrase is one of nationality's (`SYNONYMS`: "is the citizen of", "has
+        nationality"): what one is a national or a citizen of is a country."""
+        step, nationality = f"{relation}>", self.synonyms_of.get("nationality", frozenset())
+        national = any(w in nationality for v in self.verbalizers for w in phrase_words(relation, False, v))
+        return [*self._end_kinds(step), *self._verb_objects(step), *([["country"]] if national else [])]
+
+    def _nodes_of_kind(self, noun: tuple[str, ...]) -> np.ndarray:
+        """The ids of the nodes a category relation reaches (`objects`) where its kind (`_relation_kinds`) is `noun`
+        (`names_kind`): the countries citizen_of reaches for "which country", however made up their names ("Eldonia"
+        reads like no country to word vectors). Sorted; empty where no category names the noun."""
+        if noun not in self.kind_nodes:
+            found = [nodes for relation, nodes in self.objects.items() if any(names_kind(kind, noun) for kind in self._relation_kinds(relation))]
+            self.kind_nodes[noun] = np.unique(np.concatenate(found)) if found else np.empty(0, np.int64)
+        return self.kind_nodes[noun]
 
     def _ends_at_places(self, step: str) -> bool:
         """Whether a step's phrase names its end a kind of place (`_end_kinds`, `PLACE_KINDS`: "has country", "has city")."""
@@ -586,14 +627,11 @@ class SyntheticPrior:
         starring" for "which movies star" (a verb read into the noun). A backward step along a relation with a Freebase name
         names its end by the name's type (`_subject_kind`: "which films" for `<film.film.directed_by`)."""
 
-        def names(kind: list[str]) -> bool:
-            return all(any(same_stem(k, n) for n in noun) for k in kind) and all(any(same_stem(k, n) for k in kind) for n in noun)
-
         def of_its_type(step: str) -> bool:  # the type's own words, or their plurals: "filmmakers" are no films
             kind = self._subject_kind(step)
             return bool(kind) and len(kind) == len(noun) and all(n in (k, f"{k}s", f"{k}es") for k, n in zip(kind, noun))
 
-        return by_last_step(sigs, lambda step: any(names(kind) for kind in self._end_kinds(step)) or of_its_type(step))
+        return by_last_step(sigs, lambda step: any(names_kind(kind, noun) for kind in self._end_kinds(step)) or of_its_type(step))
 
     def _subject_kind(self, step: str) -> list[str]:
         """The kind of a backward step's end, its relation's subject, where a Freebase name says it (`subject_kind`:

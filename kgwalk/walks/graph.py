@@ -92,6 +92,21 @@ def mirrored_relations(edges: pa.Table, *, min_share: float) -> list[tuple[int, 
             if r < s and t >= min_share * max(edges_of[r], edges_of[s])]
 
 
+def category_objects(edges: pa.Table, *, min_fan_in: float) -> tuple[np.ndarray, np.ndarray]:
+    """(relations, nodes), distinct pairs, each pair's relation a category (each of its objects shared by `min_fan_in`
+    subjects on average: citizen_of's countries, not spouse's people) and its node one of that relation's objects: what
+    the KG itself says a node is ("Eldonia" is what citizen_of reaches, a country, however its name reads)."""
+    rel, dst = edges.column("rel").to_numpy(), edges.column("dst").to_numpy()
+    rel_ids, codes = np.unique(rel, return_inverse=True)
+    node_ids, nodes = np.unique(dst, return_inverse=True)
+    if not len(rel_ids):
+        return rel_ids, node_ids
+    code, node = np.divmod(np.unique(codes.astype(np.int64) * len(node_ids) + nodes), len(node_ids))
+    category = np.bincount(codes, minlength=len(rel_ids)) >= min_fan_in * np.maximum(np.bincount(code, minlength=len(rel_ids)), 1)
+    kept = category[code]
+    return rel_ids[code[kept]], node_ids[node[kept]]
+
+
 def covered_ends(edges: pa.Table, *, min_share: float, min_fan_in: float) -> list[tuple[int, bool, int]]:
     """(r, r_backward, s) where at least `min_share` of the nodes a step along r reaches (its objects, or walked backward
     its subjects) s reaches forward too, and s names a category: each of its objects is shared by `min_fan_in`
