@@ -108,5 +108,5 @@ def test_a_retriever_reading_the_cache_retrieves_the_same(cache, kg):
             retriever.close()
 
     cold = retrieved()
-    assert sorted(p.name.rsplit("-", 2)[0] for p in cache.glob("*.npz")) == ["covering-steps", "lexicon", "mirrored-relations", "relation-paths"]
+    assert sorted(p.name.rsplit("-", 2)[0] for p in cache.glob("*.npz")) == ["category-objects", "covering-steps", "lexicon", "mirrored-relations", "relation-paths"]
     assert retrieved() == cold
