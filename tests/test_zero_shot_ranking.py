@@ -20,7 +20,7 @@ from kgwalk.query.corpus_paths import (corpus_paths, embed_cached, path_question
                                        read_mirrored_relations)
 from kgwalk.query.synthetic import SyntheticPrior, peer_pairs, step_table
 from kgwalk.storage import write_table
-from kgwalk.query.words import SYNONYMS, adverbs, answer_noun, asked_part, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops, focus_weights, is_content, is_search, kin_by_marriage, linked_phrases, named_topics, path_order, predicate_noun, relation_mentions, relation_word_matches, names_word, same_stem, shared_words, synonym_index, synonyms, topic_kind_words, unlinked_names, without_words, words_at, words_of
+from kgwalk.query.words import SYNONYMS, adverbs, answer_noun, asked_part, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops, focus_weights, is_content, is_search, kin_by_marriage, linked_phrases, named_topics, path_order, predicate_noun, relation_mentions, relation_word_matches, names_word, same_stem, shared_words, synonym_index, synonyms, topic_kind_words, topic_owned_words, unlinked_names, without_words, words_at, words_of
 from kgwalk.verbalize.template import TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
@@ -932,6 +932,29 @@ def test_the_path_whose_ends_read_as_the_asked_noun_wins(tmp_path, monkeypatch):
     assert typed.answer_types(kinds, "what kind of country was E born in", ends).tolist() == pytest.approx([-0.05, 0.05])
     with pytest.raises(KgwalkError, match=r"'query\.synthetic\.answer_type' must be"):
         load_config(overrides=["query.synthetic.answer_type=-1"])
+
+
+def test_what_the_topic_itself_has_is_named_at_the_first_step():
+    """"E gets picked for his country by which coach": his country is E's own, his national team; the country of his
+    club is a step further. A word right after the topic's possessive names a relation only where a path takes it
+    first, in the named and the order terms; after a later possessive ("E's club's country") the club is E's."""
+    relations_of = {"country": ["country"], "coach": ["coach"], "club": ["club"], "national": ["national_team"], "actors": ["starred_actors"]}
+    names = lambda word: relation_word_matches(word, relations_of)  # noqa: E731
+    assert topic_owned_words("E gets picked for his country by which coach?", names) == {"country"}
+    assert topic_owned_words("what is E's club's country?", names) == {"club"}
+    assert topic_owned_words("the nationality of E's national team coach", names) == {"national"}
+    assert topic_owned_words("who directed the films of his father E", names) == set()  # the pronoun before the topic: someone else's
+    assert topic_owned_words("who are the actors of E, and where are their clubs?", names) == set()  # the actors' clubs
+    assert topic_owned_words("which country is E from?", names) == set()
+    paths = [(["national_team", "coach"], [False, False]), (["club", "country", "coach"], [False, False, False])]
+    sigs = [signature(*path) for path in paths]
+    prior = SyntheticPrior(paths, TemplateVerbalizer({}), _Tie(), "owned", _settings(hop_weight=0.0, content_mix=0.0, center=False, named=0.2, order=0.1))
+    # "country" names the club's country relation, taken second: not E's own country
+    assert prior.named_relations(sigs, "E gets picked for his country by which coach?").tolist() == pytest.approx([0.5, 0.5])
+    # the country of his club: the club is his (first), its country is not (country, club, coach: one of three, all three)
+    assert prior.named_relations(sigs, "E gets picked for the country of his club by which coach?").tolist() == pytest.approx([1 / 3, 1.0])
+    assert prior.orders(sigs, "E gets picked for his country by which coach?").tolist() == pytest.approx([0.0, 0.0])
+    assert prior.orders(sigs, "which coach coaches the country E's club plays in?")[1] > 0  # "club" is E's: first, then country, coach
 
 
 def test_the_kind_asked_for_one_step_past_the_named_relations(tmp_path, monkeypatch):

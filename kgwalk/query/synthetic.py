@@ -27,7 +27,7 @@ from kgwalk.query.corpus_paths import (embed_cached, parse_signature, path_readi
 from kgwalk.query.temporal import label_year
 from kgwalk.query.words import (ARTICLES, CATEGORY, CHAIN_PREPOSITIONS, GENERIC_KINDS, PLACE_KINDS, SETTLEMENT_KINDS, SYNONYMS, TWICE_PREFIXES, adverbs, answer_noun, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops,
                                 focus_weights, is_search, kin_by_marriage, linked_phrases, named_topics, names_word, path_order, relation_mentions, relation_word_matches, same_stem, shared_words,
-                                synonym_index, topic_kind_words, unlinked_names, without_words, words_at, words_of)
+                                synonym_index, topic_kind_words, topic_owned_words, unlinked_names, without_words, words_at, words_of)
 from kgwalk.verbalize.template import PREPOSITIONS, TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
@@ -66,6 +66,12 @@ def by_last_step(sigs: Sequence[str], test: Callable[[str], bool]) -> np.ndarray
     last = [sig.rsplit("|", 1)[-1] for sig in sigs]
     found = {step: test(step) for step in dict.fromkeys(last)}
     return np.array([found[step] for step in last], bool)
+
+
+def steps_named(word: str) -> int:
+    """For how many steps a word naming a relation names it: two with one of TWICE_PREFIXES ("grandchildren",
+    "co-starred") or for kin by marriage (`kin_by_marriage`: "father-in-law", the spouse's and the parents' steps), else one."""
+    return 2 if word.startswith(TWICE_PREFIXES) or kin_by_marriage(word) else 1
 
 
 def names_kind(kind: Sequence[str], noun: Sequence[str]) -> bool:
@@ -434,11 +440,9 @@ class SyntheticPrior:
 
     def _named(self, masked_question: str) -> list[tuple[str, set[str], int]]:
         """Per question word that names relations (`relation_word_matches`), the word, the relations it names and for how
-        many steps: two for a word with one of TWICE_PREFIXES ("grandchildren", "co-starred") or of kin by marriage
-        (`kin_by_marriage`: "father-in-law", the spouse's and the parents' steps), else one."""
+        many steps (`steps_named`)."""
         kind_only = self._kind_words(masked_question)
-        return [(word, set(found), 2 if word.startswith(TWICE_PREFIXES) or kin_by_marriage(word) else 1)
-                for word in words_of(masked_question) if word not in kind_only and (found := self._word_relations(word))]
+        return [(word, set(found), steps_named(word)) for word in words_of(masked_question) if word not in kind_only and (found := self._word_relations(word))]
 
     def _start_kinds(self, step: str) -> list[list[str]]:
         """The words naming the kind of a step's start: those its way back names its end by (`_end_kinds`, or a verb's
@@ -523,7 +527,12 @@ class SyntheticPrior:
         # (words, steps + 1): whether the word's relations are met at the step; the last column, past a path's end, never
         met = np.array([[*(meets(word, relations, step) for step in steps), False] for word, relations, _ in named])
         steps_named = np.array([[times] for _, _, times in named])
-        share = np.minimum(1.0, met[:, at].sum(axis=2) / steps_named).sum(axis=0) / len(named)
+        met_at = met[:, at]  # (words, paths, width)
+        # what the topic itself has ("his country") is one step from it: met at a path's first step only
+        owned = topic_owned_words(masked_question, self._word_relations)
+        first_only = np.array([word in owned and times == 1 for word, _, times in named])
+        met_at[first_only, :, 1:] = False
+        share = np.minimum(1.0, met_at.sum(axis=2) / steps_named).sum(axis=0) / len(named)
         expected = self.expected_hops(masked_question) if expected is None else expected
         return np.where(self._past_slack(sigs, expected), 0.0, share)
 
@@ -537,12 +546,16 @@ class SyntheticPrior:
         taken = [self._step_relations(step)[0] for step in steps]
         every = set().union(*taken)
         kind_only = self._kind_words(masked_question)
-        named = [found.keys() for word in path_order(masked_question)
+        words = [(word, found.keys()) for word in path_order(masked_question)
                  if word not in kind_only and (found := self._word_relations(word)) and not found.keys() >= every]
-        if len(named) < 2:
+        if len(words) < 2:
             return np.zeros(len(sigs))
+        named = [n for _, n in words]
         # (named, paths): the first step of each path taking a relation the word names; its length where none does
         met = np.array([[*(bool(step & n) for step in taken), False] for n in named])[:, at]
+        # what the topic itself has is one step from it, as `named_relations` reads it
+        owned = topic_owned_words(masked_question, self._word_relations)
+        met[np.array([word in owned and steps_named(word) == 1 for word, _ in words]), :, 1:] = False
         first = np.where(met.any(axis=2), met.argmax(axis=2), at.shape[1])
         found = first < at.shape[1]
         # over the pairs of words whose relations the path takes at different steps: +1 in the words' order, -1 against it

@@ -316,6 +316,22 @@ def answer_noun(masked_question: str) -> list[str]:
     return run
 
 
+def topic_owned_words(masked_question: str, matches: Callable[[str], dict[str, frozenset[str]]]) -> set[str]:
+    """The words right after the topic's possessive, possessive endings dropped: what the topic itself has, one step from
+    it ("E gets picked for his country": E's national team, not the country of E's club; "E's club's country": the
+    club). "his", "her", "its" and "their" are the topic's where it comes before them and no word naming a relation
+    (`matches`) does: "the actors of E and their other films" are the actors' films."""
+    tokens = [w.lower() for w in WORD.findall(masked_question)]
+    first = next((i for i, t in enumerate(tokens) if _unpossessed(t) == TOPIC), None)
+    named = next((i for i, t in enumerate(tokens) if is_content(t) and _unpossessed(t) != TOPIC and matches(_unpossessed(t))), len(tokens))
+    owned = set()
+    for i, t in enumerate(tokens[:-1]):
+        owner = (t != TOPIC and _unpossessed(t) == TOPIC) or (t in POSSESSIVE_PRONOUNS and first is not None and first < i < named)
+        if owner and is_content(tokens[i + 1]) and _unpossessed(tokens[i + 1]) != TOPIC:
+            owned.add(_unpossessed(tokens[i + 1]))
+    return owned
+
+
 def predicate_noun(masked_question: str) -> list[str]:
     """The words a question ending in a copula and a noun says its answer is ("which people from E are judges?": judges;
     "who among the children of E was a poet": poet): the content words after its last copula, an article skipped, where
