@@ -526,13 +526,13 @@ class SyntheticPrior:
         steps, at = step_table(tuple(sigs))
         # (words, steps + 1): whether the word's relations are met at the step; the last column, past a path's end, never
         met = np.array([[*(meets(word, relations, step) for step in steps), False] for word, relations, _ in named])
-        steps_named = np.array([[times] for _, _, times in named])
+        named_steps = np.array([[times] for _, _, times in named])
         met_at = met[:, at]  # (words, paths, width)
         # what the topic itself has ("his country") is one step from it: met at a path's first step only
         owned = topic_owned_words(masked_question, self._word_relations)
         first_only = np.array([word in owned and times == 1 for word, _, times in named])
         met_at[first_only, :, 1:] = False
-        share = np.minimum(1.0, met_at.sum(axis=2) / steps_named).sum(axis=0) / len(named)
+        share = np.minimum(1.0, met_at.sum(axis=2) / named_steps).sum(axis=0) / len(named)
         expected = self.expected_hops(masked_question) if expected is None else expected
         return np.where(self._past_slack(sigs, expected), 0.0, share)
 
@@ -583,27 +583,17 @@ class SyntheticPrior:
         when = asks_when(masked_question)
         if not (noun or when) or not walks:
             return np.zeros(len(sigs))
-        ends: dict[str, list[str]] = {}
-        for w in walks:
-            ends.setdefault(w.signature, []).append(w.node_labels[-1])
-        labels = list(dict.fromkeys(label for sig in sigs for label in ends[sig]))
-        # an end a category reaches is of its kind, where its own step names none or one any place is ("has location":
-        # a country or a city; `_nodes_of_kind`). Not where it names one, even the noun's: "plays for country" says what
-        # its ends are by its own words, and a club's players' national teams would read as the club's country
-        of_kind: dict[str, list[bool]] = {}
-        kind_nodes = np.empty(0, np.int64) if when else self._nodes_of_kind(tuple(noun))
-        if len(kind_nodes):
-            unnamed = dict(zip(sigs, by_last_step(sigs, lambda step: all(set(kind) <= GENERIC_KINDS for kind in [*self._end_kinds(step), *self._verb_objects(step)])).tolist()))
-            found = np.isin(np.fromiter((w.nodes[-1] for w in walks), np.int64, len(walks)), kind_nodes).tolist()
-            for w, known in zip(walks, found):
-                of_kind.setdefault(w.signature, []).append(known and unnamed[w.signature])
+        # per path, its walks' end labels, each with whether the KG says the end is of the kind asked (`_ends_of_kind`)
+        ends: dict[str, list[tuple[str, bool]]] = {}
+        for w, known in zip(walks, [False] * len(walks) if when else self._ends_of_kind(sigs, walks, noun)):
+            ends.setdefault(w.signature, []).append((w.node_labels[-1], known))
+        labels = list(dict.fromkeys(label for sig in sigs for label, _ in ends[sig]))
         if when:
             match = {label: float(label_year(label) is not None) for label in labels}
         else:
             asked = unit_vectors(self._word_vectors(noun).sum(axis=0)[None])[0]
             match = dict(zip(labels, np.einsum("ij,j->i", self._word_vectors(labels), asked).tolist()))  # einsum: see PathPrior.votes
-        per_path = np.array([sum(1.0 if known else match[label] for label, known in zip(ends[sig], of_kind.get(sig) or [False] * len(ends[sig])))
-                             / len(ends[sig]) for sig in sigs])
+        per_path = np.array([sum(1.0 if known else match[label] for label, known in ends[sig]) / len(ends[sig]) for sig in sigs])
         if not when:  # what a step's own phrase calls its end is what it is, whatever its label reads like
             per_path = np.where(self._ends_named(sigs, noun), 1.0, per_path)
             # a category ("has genre") is no thing of the kind asked for, however like it its label reads
@@ -611,6 +601,18 @@ class SyntheticPrior:
         above = per_path - per_path.mean()
         # within the margin, noise: a screenwriter's name reads no more like "screenwriter" than an actor's
         return np.sign(above) * np.maximum(np.abs(above) - self.settings.answer_type_margin, 0.0)
+
+    def _ends_of_kind(self, sigs: list[str], walks: Sequence[WalkHit], noun: list[str]) -> list[bool]:
+        """Per walk, whether its end is one a category reaches whose kind is `noun` (`_nodes_of_kind`) and its last step
+        names none or one any place is ("has location": a country or a city). Not where the step names one, even the
+        noun's: "plays for country" says what its ends are by its own words, and a club's players' national teams would
+        read as the club's country."""
+        kind_nodes = self._nodes_of_kind(tuple(noun))
+        if not len(kind_nodes):
+            return [False] * len(walks)
+        unnamed = dict(zip(sigs, by_last_step(sigs, lambda step: all(set(kind) <= GENERIC_KINDS for kind in [*self._end_kinds(step), *self._verb_objects(step)])).tolist()))
+        found = np.isin(np.fromiter((w.nodes[-1] for w in walks), np.int64, len(walks)), kind_nodes).tolist()
+        return [known and unnamed[w.signature] for w, known in zip(walks, found)]
 
     def _relation_kinds(self, relation: str) -> list[list[str]]:
         """The kinds a relation's own phrases name its objects (`_end_kinds`, `_verb_objects`: "has country"), and
