@@ -164,7 +164,12 @@ def test_the_sentences_that_only_tell_what_led_to_a_question_ask_for_no_step():
     assert asked_part("who's the writer of E") == "who is the writer of E" and asked_part("E's club?") == "E's club?"
     # where a sentence ends in "?", a wh-word without one is an indirect question's: what led to the asking
     indirect = "I saw E on a list of clubs and couldn't tell where they're from — which country is that club in?"
-    assert asked_part(indirect) == "which country is that club in?"
+    assert asked_part(indirect) == "which country is the club E in?"
+    # the topic named only in a sentence left out, "that city" in the ask is the topic, "city" its kind; not a relative
+    # "that" after its noun, nor "those films" (the ones the sentences before found)
+    assert asked_part("My family comes from E — which people were born in that city?") == "which people were born in the city E?"
+    assert asked_part("I saw E — who directed the films that starred Tom?") == "who directed the films that starred Tom?"
+    assert topic_kind_words("which people were born in the city E?", lambda w: {"place_of_birth": frozenset()} if w == "born" else {}) == {6}
     assert asked_part("I'm filling in a form about E and need one detail: which country are they a citizen of?") == "which country are they a citizen of?"
     # but an ask that names nothing asks what the sentences before it say, and a fronted topic stays
     elliptical = "E wrote a few films I like, but I never checked who directed them — who did?"
@@ -1378,6 +1383,12 @@ def test_an_end_a_category_relation_reaches_is_of_the_kind_its_name_says(tmp_pat
     capital_walks = [walks[0], walk(capital_sigs[1], *start, (eldonia, "Eldonia"))]
     assert prior.answer_types(capital_sigs, "in which country was the CEO of E born?", capital_walks).tolist() == pytest.approx([0.0, 0.0])
     assert prior.answer_types(sigs, "when was the CEO of E born?", walks).tolist() == pytest.approx([0.0, 0.0])  # a time: by the labels' form
+    # a place of another level is none of the kind asked: a country the KG names so is no city, however its label reads
+    # (every label reads as much like "city" here)
+    prior = SyntheticPrior([born, country], TemplateVerbalizer({}), Same(), "kinds", _settings(answer_type=0.5, answer_type_margin=0.0), objects=objects)
+    assert prior.answer_types(sigs, "in which city was the CEO of E born?", walks).tolist() == pytest.approx([0.25, -0.25])
+    plain = SyntheticPrior([born, country], TemplateVerbalizer({}), Same(), "kinds", _settings(answer_type=0.5, answer_type_margin=0.0), objects={})
+    assert plain.answer_types(sigs, "in which city was the CEO of E born?", walks).tolist() == pytest.approx([0.0, 0.0])
     # "has location" names a kind any place is, a city or a country: the KG's kind stands. A step naming a kind by its
     # verb's object, even the noun's ("lies in country"), says what its ends are by its own words: the labels decide
     for last, kinded in (("location", True), ("lies_in_country", False)):

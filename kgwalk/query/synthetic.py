@@ -25,7 +25,7 @@ from kgwalk.query.corpus_paths import (embed_cached, parse_signature, path_readi
                                        read_mirrored_relations,
                                        unit_vectors)
 from kgwalk.query.temporal import label_year
-from kgwalk.query.words import (ARTICLES, CATEGORY, CHAIN_PREPOSITIONS, GENERIC_KINDS, PLACE_KINDS, SETTLEMENT_KINDS, SYNONYMS, TWICE_PREFIXES, adverbs, answer_noun, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops,
+from kgwalk.query.words import (ARTICLES, CATEGORY, CHAIN_PREPOSITIONS, GENERIC_KINDS, PLACE_KINDS, PLACE_LEVELS, SETTLEMENT_KINDS, SYNONYMS, TWICE_PREFIXES, adverbs, answer_noun, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops,
                                 focus_weights, is_search, kin_by_marriage, linked_phrases, named_topics, names_word, path_order, relation_mentions, relation_word_matches, same_stem, shared_words,
                                 synonym_index, topic_kind_words, topic_owned_words, unlinked_names, without_words, words_at, words_of)
 from kgwalk.verbalize.template import PREPOSITIONS, TemplateVerbalizer
@@ -583,17 +583,22 @@ class SyntheticPrior:
         when = asks_when(masked_question)
         if not (noun or when) or not walks:
             return np.zeros(len(sigs))
-        # per path, its walks' end labels, each with whether the KG says the end is of the kind asked (`_ends_of_kind`)
-        ends: dict[str, list[tuple[str, bool]]] = {}
-        for w, known in zip(walks, [False] * len(walks) if when else self._ends_of_kind(sigs, walks, noun)):
-            ends.setdefault(w.signature, []).append((w.node_labels[-1], known))
+        # per path, its walks' end labels, each with whether the KG says the end is of the kind asked (`_ends_of_kind`, 1)
+        # or of a level of place the kind asked is not (`_ends_of_other_levels`, 0)
+        ends: dict[str, list[tuple[str, float | None]]] = {}
+        said: list[float | None] = [None] * len(walks)
+        if not when:
+            said = [1.0 if of_kind else 0.0 if other else None
+                    for of_kind, other in zip(self._ends_of_kind(sigs, walks, noun), self._ends_of_other_levels(walks, noun))]
+        for w, told in zip(walks, said):
+            ends.setdefault(w.signature, []).append((w.node_labels[-1], told))
         labels = list(dict.fromkeys(label for sig in sigs for label, _ in ends[sig]))
         if when:
             match = {label: float(label_year(label) is not None) for label in labels}
         else:
             asked = unit_vectors(self._word_vectors(noun).sum(axis=0)[None])[0]
             match = dict(zip(labels, np.einsum("ij,j->i", self._word_vectors(labels), asked).tolist()))  # einsum: see PathPrior.votes
-        per_path = np.array([sum(1.0 if known else match[label] for label, known in ends[sig]) / len(ends[sig]) for sig in sigs])
+        per_path = np.array([sum(match[label] if told is None else told for label, told in ends[sig]) / len(ends[sig]) for sig in sigs])
         if not when:  # what a step's own phrase calls its end is what it is, whatever its label reads like
             per_path = np.where(self._ends_named(sigs, noun), 1.0, per_path)
             # a category ("has genre") is no thing of the kind asked for, however like it its label reads
@@ -613,6 +618,18 @@ class SyntheticPrior:
         unnamed = dict(zip(sigs, by_last_step(sigs, lambda step: all(set(kind) <= GENERIC_KINDS for kind in [*self._end_kinds(step), *self._verb_objects(step)])).tolist()))
         found = np.isin(np.fromiter((w.nodes[-1] for w in walks), np.int64, len(walks)), kind_nodes).tolist()
         return [known and unnamed[w.signature] for w, known in zip(walks, found)]
+
+    def _ends_of_other_levels(self, walks: Sequence[WalkHit], noun: list[str]) -> list[bool]:
+        """Per walk, whether a category says its end is a place of a level (`PLACE_LEVELS`) other than the asked noun's
+        (`_nodes_of_kind`): the countries nationality reaches are no answer to "which city does E hail from", however
+        like a city their names read. All False where the noun names no level."""
+        level = next((level for level in PLACE_LEVELS if noun and set(noun) <= level), None)
+        if level is None:
+            return [False] * len(walks)
+        others = np.concatenate([self._nodes_of_kind((word,)) for other in PLACE_LEVELS if other is not level for word in sorted(other)])
+        if not len(others):
+            return [False] * len(walks)
+        return np.isin(np.fromiter((w.nodes[-1] for w in walks), np.int64, len(walks)), others).tolist()
 
     def _relation_kinds(self, relation: str) -> list[list[str]]:
         """The kinds a relation's own phrases name its objects (`_end_kinds`, `_verb_objects`: "has country"), and

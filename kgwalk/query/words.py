@@ -49,6 +49,9 @@ PLACE_KINDS = frozenset({"location", "locations", "place", "places", "country", 
 # places no KG steps down to from another place: a city's steps go up, to its region or country ("which city was E born
 # in" asks for the birthplace, not for what lies one step past it)
 SETTLEMENT_KINDS = frozenset({"city", "cities", "town", "towns", "village", "villages", "hometown", "hometowns"})
+# levels of place none of whose places is one of another's: a city is no country ("which city was E born in" is not
+# answered by a country, however like a city its name reads)
+PLACE_LEVELS = (SETTLEMENT_KINDS, frozenset({"country", "countries", "nation", "nations"}), frozenset({"continent", "continents"}))
 # Words that name one relation concept in questions and in KGs' relation names, where spelling ties none to another: "what
 # kind of film is E" asks for what a KG calls genre; "who acted in E" for what it calls starring or cast member. Written from
 # the English aliases of the most used Wikidata properties (occupation, spouse, child, cast member, main subject: "describes";
@@ -159,6 +162,11 @@ def same_stem(a: str, b: str, *, compounds: bool = False) -> bool:
 # where a question's sentences, its asides set off by a dash and its clauses before a colon part; not after the topic, whose label's own "!" or "."
 # ("Support Your Local Sheriff!") can be left outside its mention
 _SENTENCE_BREAK = re.compile(r"(?<=[.?!;:])(?<!\bE[.!])\s+|\s+[—–-]{1,2}\s+")
+# a demonstrative and the noun after it, singular, after a preposition, a copula or "of" ("born in that city", "is this
+# club"): not a relative pronoun after its noun ("the films that starred E"), nor "those films" (what the sentences before
+# found, not the topic)
+_THAT_ONE = re.compile(r"\b(?:in|at|from|for|with|on|by|of|about|is|are|was|were) (that|this) ([A-Za-z][a-z-]*)\b", re.I)
+_NOT_A_THING = frozenset({"one", "much", "many", "way", "time", "year", "day"})
 # a wh-word's "is" written into it: "who's managing E" asks as "who is managing E" does
 _WH_IS = re.compile(r"\b(who|what|where|when|which|how)'s\b", re.I)
 
@@ -184,7 +192,21 @@ def asked_part(masked_question: str) -> str:
     if not any(is_content(w) for t, asks in zip(tokens, asking) if asks for w in t):
         return question
     kept = [p for p, asks, t in zip(parts, asking, tokens) if asks or _links_the_topic(t) or _names_the_topic(t)]
-    return " ".join(kept) if len(kept) < len(parts) else question
+    if len(kept) == len(parts):
+        return question
+    # where the topic was named only in a sentence left out, "that city" in the ask is the topic: "My family comes from E
+    # — which people were born in that city?" asks "which people were born in the city E", one step, "city" its kind
+    if not any(_unpossessed(w.lower()) == TOPIC for p in kept for w in WORD.findall(p)):
+        kept = [_THAT_ONE.sub(_as_the_topic, p, count=1) for p in kept]
+    return " ".join(kept)
+
+
+def _as_the_topic(match: re.Match[str]) -> str:
+    """ "that city" as "the city E"; a word naming no thing ("that much", "this one") stays."""
+    noun = match.group(2)
+    if not is_content(noun.lower()) or noun.lower() in _NOT_A_THING:
+        return match.group()
+    return f"{match.group()[: match.start(1) - match.start()]}the {noun} E"
 
 
 def _links_the_topic(tokens: list[str]) -> bool:
