@@ -20,7 +20,7 @@ from kgwalk.query.corpus_paths import (corpus_paths, embed_cached, path_question
                                        read_mirrored_relations)
 from kgwalk.query.synthetic import SyntheticPrior, peer_pairs, step_table
 from kgwalk.storage import write_table
-from kgwalk.query.words import SYNONYMS, adverbs, answer_noun, asked_part, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops, focus_weights, is_content, is_search, kin_by_marriage, linked_phrases, named_topics, path_order, predicate_noun, relation_mentions, relation_word_matches, names_word, same_stem, shared_words, synonym_index, synonyms, topic_kind_words, topic_owned_words, unlinked_names, without_words, words_at, words_of
+from kgwalk.query.words import SYNONYMS, adverbs, answer_noun, asked_part, inverse_role, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops, focus_weights, is_content, is_search, kin_by_marriage, linked_phrases, named_topics, path_order, predicate_noun, relation_mentions, relation_word_matches, names_word, same_stem, shared_words, synonym_index, synonyms, topic_kind_words, topic_owned_words, unlinked_names, without_words, words_at, words_of
 from kgwalk.verbalize.template import TemplateVerbalizer
 from kgwalk.walks.labels import signature
 
@@ -870,6 +870,36 @@ def test_a_step_back_along_a_mirrored_relation_reads_as_its_mirror(tmp_path, mon
     write_table(relations, pa.table({"id": [10, 11, 12], "label": ["parents", "children", "place_of_birth"]}))
     assert read_mirrored_relations(str(edges), str(relations)) == {"parents": {"children"}, "children": {"parents"}}
     assert list((tmp_path / "kgwalk" / "tables").glob("mirrored-relations-*.npz"))  # cached for the next load
+
+
+def test_a_role_the_topic_has_towards_the_answer_reads_as_its_mirror(tmp_path, monkeypatch):
+    """"which people have E as a parent" asks for E's children: the role "parent" is E's, not the answer's. Word
+    vectors and spelling read no direction, so it named E's parents as well as E's children, and a path there and back
+    by both (E's children's parents) read nearer than either. Where the KG states the relation both ways, the question
+    reads in the mirror's words; where it does not, or the role names no relation, as it is."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert inverse_role("which people have E as a parent?") == (13, 31, ["parent"], "are {}")
+    assert inverse_role("which couple is E the son or daughter of?")[2:] == (["son", "daughter"], "is {}")
+    assert inverse_role("who calls E grandma or grandpa?")[2] == ["grandma", "grandpa"]
+    assert inverse_role("people whose parent is E")[3] == "who are {}" and inverse_role("E is the daughter of whom?")[3] == "{} is"
+    # the answer's own role, or none: "who raised E as their mother and father" are E's parents
+    assert inverse_role("the people who raised E as their mother and father") is None and inverse_role("who is the father of E") is None
+    up, down, back = (["parents"], [False]), (["children"], [False]), (["children", "parents"], [False, False])
+    sigs = [signature(*p) for p in (up, down, back)]
+
+    def prior(mirrors) -> SyntheticPrior:
+        return SyntheticPrior([up, down, back], TemplateVerbalizer({}), _Tie(), "roles", _settings(hop_weight=0.0, content_mix=0.0, center=False),
+                              mirrors=mirrors)
+
+    mirrored = prior({"parents": {"children"}, "children": {"parents"}})
+    assert mirrored._as_read("which people have E as a parent?") == "which people are the children of E?"
+    assert mirrored._as_read("who calls E grandma or grandpa?") == "who are the grandchildren of E?"
+    assert mirrored._as_read("which couple is E the son or daughter of?") == "which couple is the parents of E?"
+    assert np.allclose(mirrored.named_relations(sigs, mirrored._as_read("which people have E as a parent?"), 1.0), [0.0, 1.0, 1.0])
+    assert np.allclose(prior({}).named_relations(sigs, "which people have E as a parent?", 1.0), [1.0, 0.0, 1.0])
+    # no mirror, or a role naming no relation: as asked
+    assert prior({})._as_read("which people have E as a parent?") == "which people have E as a parent?"
+    assert mirrored._as_read("which films have E as one of their keywords?") == "which films have E as one of their keywords?"
 
 
 def test_a_word_naming_its_relation_twice_is_half_named_by_one_step(tmp_path, monkeypatch):

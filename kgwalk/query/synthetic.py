@@ -25,8 +25,8 @@ from kgwalk.query.corpus_paths import (embed_cached, parse_signature, path_readi
                                        read_mirrored_relations,
                                        unit_vectors)
 from kgwalk.query.temporal import label_year
-from kgwalk.query.words import (ARTICLES, CATEGORY, CHAIN_PREPOSITIONS, GENERIC_KINDS, PLACE_KINDS, PLACE_LEVELS, SETTLEMENT_KINDS, SYNONYMS, TWICE_PREFIXES, adverbs, answer_noun, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops,
-                                focus_weights, is_search, kin_by_marriage, linked_phrases, named_topics, names_word, path_order, relation_mentions, relation_word_matches, same_stem, shared_words,
+from kgwalk.query.words import (ARTICLES, CATEGORY, CHAIN_PREPOSITIONS, GENERIC_KINDS, GRAND, PLACE_KINDS, PLACE_LEVELS, SETTLEMENT_KINDS, SYNONYMS, TWICE_PREFIXES, adverbs, answer_noun, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops,
+                                focus_weights, inverse_role, is_search, kin_by_marriage, linked_phrases, named_topics, names_word, path_order, relation_mentions, relation_word_matches, same_stem, shared_words,
                                 synonym_index, topic_kind_words, topic_owned_words, unlinked_names, without_words, words_at, words_of)
 from kgwalk.verbalize.template import PREPOSITIONS, TemplateVerbalizer
 from kgwalk.walks.labels import signature
@@ -716,10 +716,31 @@ class SyntheticPrior:
         names = unlinked_names(masked_question, self._word_relations)
         return without_words(masked_question, names, leading=ARTICLES | CHAIN_PREPOSITIONS) if names else masked_question
 
+    def _as_read(self, masked_question: str) -> str:
+        """The question as the terms read it: without the names the linker left in it (`_without_context`), and a role the
+        topic has towards the answer (`inverse_role`) in the words of the relation stating it the other way round
+        (`mirrors`): "which people have E as a parent" as "which people are the children of E", "who calls E grandma"
+        as "who are the grandchildren of E". Word vectors read no direction: "parent" read as near E's parents as its
+        children, and a path there and back by both relations read nearer still. Not where the role's words name no
+        mirrored relation, or several ("which country is E a citizen of": the KG's own direction tells)."""
+        masked_question = self._without_context(masked_question)
+        found = inverse_role(masked_question)
+        if found is None:
+            return masked_question
+        start, end, words, replacement = found
+        named = [self._word_relations(w) for w in words]
+        relations = {r for found_relations in named for r in found_relations if r in self.mirrors}
+        if not all(named) or len(relations) != 1:
+            return masked_question
+        mirror = min(self.mirrors[relations.pop()])
+        phrase = " ".join(dict.fromkeys(phrase_words(mirror, False, self.verbalizers[0])))
+        twice = GRAND if all(w.startswith(GRAND) for w in words) else ""  # "grandma" read the other way: "grandchildren"
+        return masked_question[:start] + replacement.format(f"the {twice}{phrase} of E") + masked_question[end:]
+
     def question_texts(self, masked_question: str) -> list[str]:
         """What the retriever encodes for this prior: the masked question, and its content words where they are mixed in
         (query.synthetic.content_mix)."""
-        masked_question = self._without_context(masked_question)
+        masked_question = self._as_read(masked_question)
         # a word saying what kind of thing the topic is names no step: "E is a club from which country" reads as near
         # "plays for club ... plays for country" (E's players' countries) as the club's own country. One naming no
         # relation stays: "on what record was the song E released" reads nearer "album" with "song"
@@ -730,7 +751,7 @@ class SyntheticPrior:
     def shares(self, masked_question: str, masked_vectors: np.ndarray, walks: Sequence[WalkHit]) -> np.ndarray:
         """Per walk, its path's share of a softmax over the distinct paths among `walks`; `masked_vectors` are the
         vectors of `question_texts(masked_question)`."""
-        masked_question = self._without_context(masked_question)
+        masked_question = self._as_read(masked_question)
         sigs = list(dict.fromkeys(w.signature for w in walks))
         first = {s: i for i, s in enumerate(sigs)}
         sims = self._cosines(sigs, masked_vectors[0], "whole")

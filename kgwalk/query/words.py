@@ -71,7 +71,7 @@ SYNONYMS: tuple[frozenset[str], ...] = tuple(frozenset(group.split()) for group 
     "profession professions occupation occupations job jobs career careers living work works",  # "what does E do for a living", "what do E's kids work as"
     "spouse spouses husband husbands wife wives married marry marries partner partners",
     "children child son sons daughter daughters kid kids offspring",
-    "parents parent father fathers mother mothers",
+    "parents parent father fathers mother mothers mom moms mum mums dad dads ma pa",  # "grandma": "ma" twice
     "sibling siblings brother brothers sister sisters",
     "nationality nationalities citizenship citizen citizens origin origins passport passports",  # "what is E's country of origin"
     "birthplace birthplaces birth born hometown hometowns native natives",
@@ -336,6 +336,33 @@ def answer_noun(masked_question: str) -> list[str]:
         elif run:
             break
     return run
+
+
+# a role the topic has towards the answer, the one word or two ("son or daughter") naming it: "which people have E as a
+# parent", "who calls E grandma", "which couple is E the son or daughter of", "people whose parent is E", "E is the
+# daughter of whom". Each with what stands for the role read the other way round, "{}" its "the children of E". Not
+# "the people who raised E as their mother and father": there the role is the answer's
+_ROLE_WORDS = r"(?P<w1>[A-Za-z-]+)(?: (?:or|and) (?P<w2>[A-Za-z-]+))?"
+_DETERMINER = r"(?:the|a|an|their|his|her|its) "
+_INVERSE_ROLES = (
+    (re.compile(rf"\b(?i:have|has|had|having|with) E as (?:{_DETERMINER})?{_ROLE_WORDS}\b"), "are {}"),
+    (re.compile(rf"\b(?i:call|calls|called|calling) E (?:{_DETERMINER})?{_ROLE_WORDS}\b"), "are {}"),
+    (re.compile(rf"\b(?P<copula>(?i:is|was|are|were)) E {_DETERMINER}{_ROLE_WORDS} of\b"), "{copula} {}"),
+    (re.compile(r"\b(?i:whose) (?P<w1>[A-Za-z-]+) (?:is|was) E\b"), "who are {}"),
+    (re.compile(rf"\bE (?P<copula>is|was) {_DETERMINER}{_ROLE_WORDS} of\b"), "{} {copula}"),
+)
+
+
+def inverse_role(masked_question: str) -> tuple[int, int, list[str], str] | None:
+    """Where the question names a role the topic has towards the answer, not the answer's towards the topic: the span
+    to read the other way round, the role's words (lower-cased) and what stands for the span, "{}" in it for "the R of E"
+    (R the role read the other way round: "which couple is E the son or daughter of" asks "which couple is the parents
+    of E"). None where it names none."""
+    for pattern, replacement in _INVERSE_ROLES:
+        if found := pattern.search(masked_question):
+            words = [w.lower() for w in (found.group("w1"), found.groupdict().get("w2")) if w]
+            return found.start(), found.end(), words, replacement.replace("{copula}", (found.groupdict().get("copula") or "").lower())
+    return None
 
 
 def topic_owned_words(masked_question: str, matches: Callable[[str], dict[str, frozenset[str]]]) -> set[str]:
