@@ -701,6 +701,10 @@ def test_the_words_beside_the_wh_word_weigh_most():
     assert weights == pytest.approx({"written": 1.0, "films": 0.3 + 0.3**4, "directors": 0.09, "share": 0.027})
     assert focus_weights("when did the movies E starred in release", 0.3) == pytest.approx({"when": 1.0, "movies": 0.3, "starred": 0.09, "release": 0.027})
     assert focus_weights("describe E in a few words", 0.3) == {}  # no wh-word: no focus
+    # a compound nearest the wh-word asks for its head: managers, of a national team
+    assert focus_weights("who are the national team managers of E", 0.5) == pytest.approx({"managers": 1.0, "team": 0.5, "national": 0.25})
+    # not a noun and the verb after it: "star" takes the actors
+    assert focus_weights("which movies star the actors of E", 0.5) == pytest.approx({"movies": 1.0, "star": 0.5, "actors": 0.25})
     # "what" the object of the verb after its subject: the end names the answer's relation, not the subject
     assert focus_weights("what do the spouses of E's children do for a living", 0.3) == pytest.approx({"living": 1.0, "children": 0.3, "spouses": 0.09})
     assert focus_weights("when did the movies E starred in release", 0.3)["when"] == 1.0  # "when" names the answer itself
@@ -816,6 +820,9 @@ def test_the_order_a_path_takes_the_named_relations_in():
     assert path_order("E's spouse's parents' birthplace") == ["spouse", "parents", "birthplace"]
     assert path_order("who directed the films that E acted in") == ["acted", "films", "directed"]  # E the relative clause's subject
     assert path_order("who acted in the movies E directed?") == ["directed", "movies", "acted"]  # the same without "that"
+    # a compound's nouns in their own order, the head last: the players' national team, then its managers; a verb ends one
+    assert path_order("who are the national team managers of the players at E?") == ["players", "national", "team", "managers"]
+    assert path_order("who directed films starring E") == ["starring", "films", "directed"]
     assert path_order("where is the company that produced E headquartered?") == ["produced", "company", "where", "headquartered"]
     assert path_order("what position does E play") == ["position", "play"]  # after an auxiliary: one verb with its noun
     # a possessed noun runs on as a compound, up to a verb: the team, its coach, then the nationality

@@ -294,9 +294,16 @@ def focus_weights(masked_question: str, decay: float) -> dict[str, float]:
     object_wh = tokens[wh] in THING_WH_WORDS and _do_follows(tokens, wh)
     owned = _owned_head(tokens, wh) if tokens[wh] in THING_WH_WORDS else None
     anchor = len(tokens) - 1 if object_wh else owned or wh
-    near = sorted((abs(i - anchor), i) for i, w in enumerate(tokens) if is_content(w))
+    near = [i for _, i in sorted((abs(i - anchor), i) for i, w in enumerate(tokens) if is_content(w))]
+    # a compound nearest asks for its head, its other nouns say which: "who are the national team managers of E" asks for
+    # managers, of a national team (`_compounds`)
+    if near and not object_wh:
+        compound = next(run for run in _compounds(tokens) if near[0] in run)
+        ranks = sorted(near.index(i) for i in compound)
+        for rank, i in zip(ranks, reversed(compound)):
+            near[rank] = i
     weights: dict[str, float] = {}
-    for rank, (_, i) in enumerate(near):
+    for rank, i in enumerate(near):
         weights[tokens[i]] = weights.get(tokens[i], 0.0) + decay**rank
     return weights
 
@@ -398,7 +405,8 @@ def predicate_noun(masked_question: str) -> list[str]:
 def path_order(masked_question: str) -> list[str]:
     """The question's content words in the order a path from its topic takes what they name: first what the topic owns
     ("E's spouse's parents": spouse, parents), then the words before the topic from the nearest out ("the nationality of
-    the spouse of the parent of E": parent, spouse, nationality), then those after it ("where were the parents of E born":
+    the spouse of the parent of E": parent, spouse, nationality; a compound's words in its own order, `_compounds`), then
+    those after it ("where were the parents of E born":
     parents, born). Where a relative pronoun makes the topic the subject of the verb after it ("the films that E acted
     in"), that verb comes first; not after an auxiliary ("what position does E play": the position is what E plays, one
     step). None unless the question names one topic."""
@@ -420,10 +428,31 @@ def path_order(masked_question: str) -> list[str]:
         while end + 1 < len(tokens) and is_content(tokens[end + 1]) and not _reads_as_verb(tokens[end + 1]):
             end += 1
             owned.append(_unpossessed(tokens[end]))
-    before = [_unpossessed(t) for t in reversed(tokens[: at[0]])]
+    before = [_unpossessed(tokens[i]) for run in reversed(_compounds(tokens, at[0])) for i in run]
     after = [_unpossessed(t) for t in tokens[end + 1 :]]
     subject = at[0] > 0 and tokens[at[0] - 1] in RELATIVE_PRONOUNS or _in_a_reduced_relative(tokens, at[0])
     return [w for w in owned + (after + before if subject else before + after) if is_content(w)]
+
+
+def _compounds(tokens: list[str], end: int | None = None) -> list[list[int]]:
+    """The places of lower-cased tokens in runs, each read in its own order: a compound's nouns ("the national team
+    managers of the players at E": the players' national team, then its managers, the head), every other token on its
+    own. A verb (`_reads_as_verb`, one in "-ing": "films starring E", or one before an article or the topic: "which
+    movies star the actors", "which films star E") or a possessive ends a compound: "who directed films starring E" is
+    E's films, then their director. Only the tokens before `end`, where given, read with what follows."""
+
+    def in_a_compound(i: int) -> bool:  # a word before an article or the topic is a verb too: "which movies star the actors"
+        word, following = tokens[i], tokens[i + 1] if i + 1 < len(tokens) else ""
+        return (is_content(word) and not (_reads_as_verb(word) or word.endswith(("ing", "'", "'s")))
+                and following not in ARTICLES | POSSESSIVE_PRONOUNS and _unpossessed(following) != TOPIC)
+
+    runs: list[list[int]] = []
+    for i in range(len(tokens) if end is None else end):
+        if i and in_a_compound(i) and in_a_compound(i - 1):
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    return runs
 
 
 def _reads_as_verb(word: str) -> bool:
