@@ -789,6 +789,8 @@ def test_the_words_naming_the_answer_follow_what_or_which():
     assert answer_noun("give me a list of films by director E") == ["films"] and answer_noun("find films on the topic of E") == ["films"]
     # a wh-word after the noun the question starts with opens a relative clause on it: that noun is asked
     assert answer_noun("the country where E was born") == ["country"]
+    # a "what" after the relative clause asks: not the man, his country
+    assert answer_noun("The man who coaches E, what is his country of origin?") == ["country"]
     assert answer_noun("films whose screenplay was written by E") == ["films"]
     assert answer_noun("the national teams of the players who share a club with E") == ["national", "teams"]
     assert answer_noun("Name the players at the World Cup who share a club with E.") == ["players"]

@@ -314,7 +314,8 @@ def answer_noun(masked_question: str) -> list[str]:
     "in what year": year); without a wh-word, its first content words ("the country of birth of the singer of E",
     "genre of E?"), after the topic's possessive where that comes first ("E's home country?"), the last of a search's
     words after the topic ("E birth country": country); a wh-word opening a relative clause on the noun a question starts
-    with counts as none ("the country where E was born": country, `_relative_wh`); a possessive's words are
+    with counts as none ("the country where E was born": country, `_relative_wh`), and a "what" or "which" after it
+asks ("The man who coaches E, what is his country of origin?": country); a possessive's words are
     the owner's, not the answer's ("E's club's country?", "what is E's club's country": country). None for another
     wh-word ("who", "when": no noun to compare with), where the topic comes first otherwise ("what did E direct"), and
     where a "do" follows the wh-word: what comes next is who does it ("what do the children of E do for a living": not
@@ -323,8 +324,9 @@ def answer_noun(masked_question: str) -> list[str]:
     asks = [p for p in _SENTENCE_BREAK.split(masked_question.strip()) if p.endswith("?")]
     tokens = [w.lower() for w in WORD.findall(asks[-1] if len(asks) > 1 else masked_question)]
     wh = _first_wh(tokens)
-    if wh is not None and _relative_wh(tokens, wh):  # "the country where E was born": the noun before it is asked
-        wh = None
+    if wh is not None and _relative_wh(tokens, wh):  # "the country where E was born": the noun before it is asked,
+        # unless a wh-word after asks ("The man who coaches E, what is his country of origin?": country)
+        wh = next((i for i in range(wh + 1, len(tokens)) if tokens[i] in ("what", "which")), None)
     if wh is not None and (tokens[wh] not in ("what", "which") or _do_follows(tokens, wh)):
         return []
     start = wh + 1 if wh is not None else 0
