@@ -784,13 +784,14 @@ def test_the_words_naming_the_answer_follow_what_or_which():
     assert answer_noun("E's club's country?") == ["country"]  # a possessive names the owner, not the answer
     assert answer_noun("what is E's father's wife's nationality?") == ["nationality"]  # so after a wh-word
     assert answer_noun("which country is E's club in") == ["country"]  # the noun asked for comes first: the topic ends it
-    assert answer_noun("which club's players play for E") == ["players", "play"]
+    assert answer_noun("which club's players play for E") == ["club"]  # the wh-word's noun is the owner asked for, as "whose"
     # a request around the question is not its noun: "give me a list of films": the films
     assert answer_noun("give me a list of films by director E") == ["films"] and answer_noun("find films on the topic of E") == ["films"]
     # a wh-word after the noun the question starts with opens a relative clause on it: that noun is asked
     assert answer_noun("the country where E was born") == ["country"]
     # a "what" after the relative clause asks: not the man, his country
     assert answer_noun("The man who coaches E, what is his country of origin?") == ["country"]
+    assert answer_noun("Which country's league is E's club in?") == ["country"] and answer_noun("what is E's club's country") == ["country"]
     assert answer_noun("films whose screenplay was written by E") == ["films"]
     assert answer_noun("the national teams of the players who share a club with E") == ["national", "teams"]
     assert answer_noun("Name the players at the World Cup who share a club with E.") == ["players"]

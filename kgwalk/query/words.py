@@ -316,7 +316,8 @@ def answer_noun(masked_question: str) -> list[str]:
     words after the topic ("E birth country": country); a wh-word opening a relative clause on the noun a question starts
     with counts as none ("the country where E was born": country, `_relative_wh`), and a "what" or "which" after it
 asks ("The man who coaches E, what is his country of origin?": country); a possessive's words are
-    the owner's, not the answer's ("E's club's country?", "what is E's club's country": country). None for another
+    the owner's, not the answer's ("E's club's country?", "what is E's club's country": country), but the wh-word's own
+    noun owning one is what is asked for ("which country's league is E's club in": country). None for another
     wh-word ("who", "when": no noun to compare with), where the topic comes first otherwise ("what did E direct"), and
     where a "do" follows the wh-word: what comes next is who does it ("what do the children of E do for a living": not
     children). Of several sentences ending in "?", the last says what is asked for ("How international is the squad at
@@ -330,6 +331,9 @@ asks ("The man who coaches E, what is his country of origin?": country); a posse
     if wh is not None and (tokens[wh] not in ("what", "which") or _do_follows(tokens, wh)):
         return []
     start = wh + 1 if wh is not None else 0
+    # the wh-word's own noun owning another asks for the owner: "which country's league is E's club in": a country
+    if wh is not None and start < len(tokens) and _unpossessed(tokens[start]) not in (tokens[start], TOPIC) and is_content(tokens[start]):
+        return [_unpossessed(tokens[start])]
     if wh is None and tokens[:1] and _unpossessed(tokens[0]) == TOPIC:
         if tokens[0] == TOPIC:  # a search's words after the topic name a path from it, the last its end: "E birth country"
             return tokens[-1:] if _searched(tokens) else []
