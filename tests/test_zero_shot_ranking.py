@@ -140,6 +140,9 @@ def test_a_question_asks_for_as_many_steps_as_its_content_words_say():
     # pronouns and a request's "identify" name no step: "coach", "coming", "country"; "individuals", "parents"
     assert expected_hops("The coach E, he is coming from which country?", 1.0) == 3.0
     assert expected_hops("Could you identify the individuals who are the parents of E?", 1.0) == 2.0
+    # a quantifier, a discourse "so" and an emphasis name no step: "team", "player", "squad"; "city", "birth"
+    assert expected_hops("Give me every national team that has a E player in its squad.", 1.0) == 4.0
+    assert expected_hops("so what is the actual city of their birth?", 1.0) == 2.0
     # a verb's particle is part of the verb: "years", "films", "directed", "come"
     assert expected_hops("in which years did films directed by E come out", 2.0) == 2.0
 
@@ -169,6 +172,8 @@ def test_the_sentences_that_only_tell_what_led_to_a_question_ask_for_no_step():
     # "that" after its noun, nor "those films" (the ones the sentences before found)
     assert asked_part("My family comes from E — which people were born in that city?") == "which people were born in the city E?"
     assert asked_part("I saw E — who directed the films that starred Tom?") == "who directed the films that starred Tom?"
+    assert asked_part("Funny — is the boss of E's national side even from that country? Where's he from?") == (
+        "is the boss of E's national side even from that country? Where is he from?")  # the topic is in the ask
     assert topic_kind_words("which people were born in the city E?", lambda w: {"place_of_birth": frozenset()} if w == "born" else {}) == {6}
     assert asked_part("I'm filling in a form about E and need one detail: which country are they a citizen of?") == "which country are they a citizen of?"
     # but an ask that names nothing asks what the sentences before it say, and a fronted topic stays

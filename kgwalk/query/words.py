@@ -18,6 +18,8 @@ FUNCTION_WORDS = frozenset({
     "with", "as", "at", "from", "it", "its", "their", "his", "her", "they", "there", "e",
     "he", "she", "him", "them", "we", "us", "our", "my", "your",  # "the coach E, he is coming from which country"
     "whoever", "whatever", "whichever",  # "the movies helmed by whoever directed E": its verb is the step
+    "every", "all", "each", "some", "any",  # "give me every national team that has a E player in its squad": two steps
+    "so", "actual", "exact", "very",  # "so what's the actual city of their birth?": one step
 })
 WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 PLACEHOLDER = "something"  # a path question's inner entities
