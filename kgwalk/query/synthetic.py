@@ -22,8 +22,7 @@ from kgwalk.errors import KgwalkError
 from kgwalk.kg.relations import subject_kind
 from kgwalk.query.hits import WalkHit
 from kgwalk.query.corpus_paths import (embed_cached, parse_signature, path_readings, phrase_words, read_category_objects, read_corpus_paths, read_covering_steps,
-                                       read_mirrored_relations,
-                                       unit_vectors)
+                                       read_mirrored_relations, unit_vectors)
 from kgwalk.query.temporal import label_year
 from kgwalk.query.words import (ARTICLES, CATEGORY, CHAIN_PREPOSITIONS, GENERIC_KINDS, GRAND, PLACE_KINDS, PLACE_LEVELS, SETTLEMENT_KINDS, SYNONYMS, TWICE_PREFIXES, adverbs, answer_noun, asks_for_a_peer, asks_for_peers, asks_when, asks_where, compound_words, content_words, expected_hops,
                                 focus_weights, inverse_role, is_search, kin_by_marriage, linked_phrases, named_topics, names_word, path_order, relation_mentions, relation_word_matches, same_stem, shared_words,
@@ -66,6 +65,11 @@ def by_last_step(sigs: Sequence[str], test: Callable[[str], bool]) -> np.ndarray
     last = [sig.rsplit("|", 1)[-1] for sig in sigs]
     found = {step: test(step) for step in dict.fromkeys(last)}
     return np.array([found[step] for step in last], bool)
+
+
+def ends_among(walks: Sequence[WalkHit], nodes: np.ndarray) -> list[bool]:
+    """Per walk, whether its end node is one of `nodes` (ids)."""
+    return np.isin(np.fromiter((w.nodes[-1] for w in walks), np.int64, len(walks)), nodes).tolist() if len(nodes) else [False] * len(walks)
 
 
 def steps_named(word: str) -> int:
@@ -616,8 +620,7 @@ class SyntheticPrior:
         if not len(kind_nodes):
             return [False] * len(walks)
         unnamed = dict(zip(sigs, by_last_step(sigs, lambda step: all(set(kind) <= GENERIC_KINDS for kind in [*self._end_kinds(step), *self._verb_objects(step)])).tolist()))
-        found = np.isin(np.fromiter((w.nodes[-1] for w in walks), np.int64, len(walks)), kind_nodes).tolist()
-        return [known and unnamed[w.signature] for w, known in zip(walks, found)]
+        return [known and unnamed[w.signature] for w, known in zip(walks, ends_among(walks, kind_nodes))]
 
     def _ends_of_other_levels(self, walks: Sequence[WalkHit], noun: list[str]) -> list[bool]:
         """Per walk, whether a category says its end is a place of a level (`PLACE_LEVELS`) other than the asked noun's
@@ -627,9 +630,7 @@ class SyntheticPrior:
         if level is None:
             return [False] * len(walks)
         others = np.concatenate([self._nodes_of_kind((word,)) for other in PLACE_LEVELS if other is not level for word in sorted(other)])
-        if not len(others):
-            return [False] * len(walks)
-        return np.isin(np.fromiter((w.nodes[-1] for w in walks), np.int64, len(walks)), others).tolist()
+        return ends_among(walks, others)
 
     def _relation_kinds(self, relation: str) -> list[list[str]]:
         """The kinds a relation's own phrases name its objects (`_end_kinds`, `_verb_objects`: "has country"), and

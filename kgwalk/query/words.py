@@ -167,7 +167,7 @@ _SENTENCE_BREAK = re.compile(r"(?<=[.?!;:])(?<!\bE[.!])\s+|\s+[—–-]{1,2}\s+"
 # a demonstrative and the noun after it, singular, after a preposition, a copula or "of" ("born in that city", "is this
 # club"): not a relative pronoun after its noun ("the films that starred E"), nor "those films" (what the sentences before
 # found, not the topic)
-_THAT_ONE = re.compile(r"\b(?:in|at|from|for|with|on|by|of|about|is|are|was|were) (that|this) ([A-Za-z][a-z-]*)\b", re.I)
+_THAT_ONE = re.compile(r"\b((?:in|at|from|for|with|on|by|of|about|is|are|was|were) )(?:that|this) ([A-Za-z][a-z-]*)\b", re.I)
 _NOT_A_THING = frozenset({"one", "much", "many", "way", "time", "year", "day"})
 # a wh-word's "is" written into it: "who's managing E" asks as "who is managing E" does
 _WH_IS = re.compile(r"\b(who|what|where|when|which|how)'s\b", re.I)
@@ -208,7 +208,7 @@ def _as_the_topic(match: re.Match[str]) -> str:
     noun = match.group(2)
     if not is_content(noun.lower()) or noun.lower() in _NOT_A_THING:
         return match.group()
-    return f"{match.group()[: match.start(1) - match.start()]}the {noun} E"
+    return f"{match.group(1)}the {noun} E"
 
 
 def _links_the_topic(tokens: list[str]) -> bool:
@@ -317,7 +317,7 @@ def answer_noun(masked_question: str) -> list[str]:
     "genre of E?"), after the topic's possessive where that comes first ("E's home country?"), the last of a search's
     words after the topic ("E birth country": country); a wh-word opening a relative clause on the noun a question starts
     with counts as none ("the country where E was born": country, `_relative_wh`), and a "what" or "which" after it
-asks ("The man who coaches E, what is his country of origin?": country); a possessive's words are
+    asks ("The man who coaches E, what is his country of origin?": country); a possessive's words are
     the owner's, not the answer's ("E's club's country?", "what is E's club's country": country), but the wh-word's own
     noun owning one is what is asked for ("which country's league is E's club in": country). None for another
     wh-word ("who", "when": no noun to compare with), where the topic comes first otherwise ("what did E direct"), and
