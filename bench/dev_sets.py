@@ -20,7 +20,7 @@ Questions whose relation path passes through a node of more than --hub-degree ed
 walks never pass through such hubs (walks.hub_degree), so their answers would be on no walk of the
 topic's and they would measure the walks, not the ranking.
 
-`--wordings fresh` (or `fresh2` to `fresh9`) writes the MetaQA, people and football sets again with the same paths and topics in
+`--wordings fresh` (or `fresh2` to `fresh10`) writes the MetaQA, people and football sets again with the same paths and topics in
 words the dev templates never used (kgwalk/eval/*_REWORDINGS), to another folder: the same KB files, so
 bench/zero_shot_dev.py evaluates them on the corpora already built, and each question's topic is asked in both.
 """
@@ -83,7 +83,7 @@ def main() -> None:
                         help="pass over questions whose path goes through a node of more edges (walks.hub_degree's default; 0: keep all)")
     parser.add_argument("--metaqa", default=str(DATA), help="MetaQA's folder (its kb.txt is read)")
     parser.add_argument("--wordings", choices=get_args(Wordings), default="dev",
-                        help="fresh, fresh2 ... fresh9: the same paths and topics in other words (*_REWORDINGS; no synth sets, no two-topic "
+                        help="fresh, fresh2 ... fresh10: the same paths and topics in other words (*_REWORDINGS; no synth sets, no two-topic "
                              "questions), for checking that a figure is the KG's, not the dev templates'")
     args = parser.parse_args()
     hubs = args.hub_degree or None

@@ -131,7 +131,7 @@ def test_fresh_wordings_ask_the_same_paths_of_the_same_topics_in_other_words():
     people, _ = people_sets(0, per_path=5, per_conjunction=5, hub_degree=50)
     asked = {(q.source, q.topics): q.answers for q in people.questions}
     seen = {q.template for q in people.questions}
-    for wordings in ("fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "fresh9"):
+    for wordings in ("fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10"):
         fresh, _ = people_sets(0, per_path=5, per_conjunction=5, hub_degree=50, wordings=wordings)
         assert fresh.questions and {q.group for q in fresh.questions} == {"1-hop", "2-hop", "3-hop"}
         assert all(asked[q.source, q.topics] == q.answers for q in fresh.questions)  # same topics, same answers

@@ -254,7 +254,8 @@ def conjunction_questions(kb: Kb, spec: Conjunction, count: int, rng: np.random.
 # "fresh7" written at session 58's start by a writer shown only the paths, its misses read (it is a development wording).
 # "fresh8" written at session 61 by a writer shown only the paths, kept untuned (its misses not read).
 # "fresh9" written at session 62 by a writer shown only the paths and the earlier wordings, its misses read (a development wording).
-Wordings = Literal["dev", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "fresh9"]
+# "fresh10" written at session 65 by a writer shown only the paths, kept untuned (its misses not read).
+Wordings = Literal["dev", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "fresh10"]
 Rewordings = dict[str, dict[str, tuple[tuple[str, str], ...]]]  # wording -> path name -> (style, template with {e})
 
 
